@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The contract between the generic kprobes core (kernel/kprobes.c) and an
+ * architecture backend (arch/<arch>/kernel/kprobes/).
+ *
+ * The core owns probe *sites*: one per probed address, shared by every
+ * struct kprobe registered there.  It resolves and validates addresses,
+ * keeps the site hash, the blacklist, the out-of-line slot pages, module and
+ * init-memory life cycles, debugfs, and decides when a site is armed.
+ *
+ * The backend owns what depends on the instruction set: deciding whether an
+ * instruction can be probed and preparing its out-of-line copy, writing and
+ * removing the breakpoint, taking the trap, executing (or emulating) the
+ * probed instruction, and recovering from faults while it does.
+ *
+ * Life of a site, as seen by the backend:
+ *
+ *   arch_kprobe_site_prepare()        registration, kprobe_mutex held
+ *   arch_kprobe_poke(s, true) ...     arming, text_mutex held, many sites
+ *   arch_kprobe_poke_finish()         once per batch
+ *   ...hits: kprobe_site_lookup(), kprobe_site_pre(), kprobe_site_post()...
+ *   arch_kprobe_poke(s, false) ...    disarming, same batching
+ *   arch_kprobe_poke_finish()
+ *   -- the core waits for every CPU to leave the hit path (one RCU grace
+ *      period per batch) --
+ *   arch_kprobe_site_release()        the copy and slot may go
+ *
+ * Hit-path rules: everything the backend calls from a trap runs with
+ * interrupts off and must be NOKPROBE; nothing there takes a lock or
+ * allocates.
+ */
+#ifndef _LINUX_KPROBES_ARCH_H
+#define _LINUX_KPROBES_ARCH_H
+
+#include <linux/kprobes.h>
+
+/* kprobe_site.flags */
+#define KSITE_ARMED	BIT(0)	/* breakpoint (or ftrace hook) in place */
+#define KSITE_GONE	BIT(1)	/* the text was freed: never touch it again */
+#define KSITE_FTRACE	BIT(2)	/* on an ftrace call site: carried by ftrace */
+#define KSITE_POST	BIT(3)	/* some enabled probe here has a post_handler */
+
+struct kprobe_site {
+	struct hlist_node	node;	/* site hash bucket, RCU */
+	struct list_head	probes;	/* kprobe.list, registration order, RCU */
+	kprobe_opcode_t		*addr;	/* the probed instruction */
+	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
+	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
+	struct rcu_head		rcu;
+	struct arch_kprobe_site	arch;	/* the backend's own state */
+};
+
+/* ---- Provided by the backend --------------------------------------- */
+
+/*
+ * Check that s->addr holds an instruction the backend can probe, and
+ * prepare whatever a hit will need (the out-of-line copy in a slot from
+ * kprobe_slot_alloc(), its classification).  Also store the instruction's
+ * first byte in *opcode.  Returns 0, -EINVAL (cannot be probed),
+ * -EILSEQ (does not decode) or -ENOMEM.  Process context, may sleep.
+ */
+int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode);
+
+/* Undo arch_kprobe_site_prepare(); no CPU can be using the site any more. */
+void arch_kprobe_site_release(struct kprobe_site *s);
+
+/*
+ * Is @addr the first byte of an instruction, decoding from the start of its
+ * function (@addr - @offset)?  Used to reject probes in the middle of an
+ * instruction with -EILSEQ.
+ */
+bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset);
+
+/*
+ * Write (arm) or restore (!arm) the breakpoint of a breakpoint site.  The
+ * caller holds text_mutex and batches: the writes need not be visible to
+ * other CPUs until arch_kprobe_poke_finish() returns.
+ */
+void arch_kprobe_poke(struct kprobe_site *s, bool arm);
+void arch_kprobe_poke_finish(void);
+
+/* Add the architecture's own forbidden ranges with kprobe_add_area_blacklist(). */
+int arch_populate_kprobe_blacklist(void);
+
+/*
+ * Where a probe on @addr (symbol + @offset) really goes, skipping things
+ * like an ENDBR landing pad; *on_func_entry tells whether that is still
+ * the function's entry.
+ */
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+					 bool *on_func_entry);
+
+/* ---- Provided by the core, for the backend's hit path -------------- */
+
+/* The site at @addr, or NULL.  Interrupts or preemption off. */
+struct kprobe_site *kprobe_site_lookup(unsigned long addr);
+
+/*
+ * Run the pre_handlers of the enabled probes of @s in registration order,
+ * each with current_kprobe pointing at its probe.  Returns true when one of
+ * them redirected execution (returned non-zero): the probed instruction and
+ * the post handlers must then be skipped.  On return current_kprobe points
+ * at a probe of @s (the site stays "running" until the backend resets it).
+ */
+bool kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs);
+
+/* Run the post_handlers of the enabled probes of @s, in registration order. */
+void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs);
+
+/* A hit on @s while another probe was running: count it as missed. */
+void kprobe_site_missed(struct kprobe_site *s);
+
+/* The probe current_kprobe should point at while @s runs (its first one). */
+struct kprobe *kprobe_site_first(struct kprobe_site *s);
+
+/*
+ * Out-of-line slots: KPROBE_SLOT_SIZE bytes each, in read-only executable
+ * pages within reach of kernel text (rel32).  The backend fills a slot with
+ * the architecture's text-copy primitive.  kprobe_slot_free() is called
+ * from arch_kprobe_site_release(), after the grace period.
+ */
+void *kprobe_slot_alloc(void);
+void kprobe_slot_free(void *slot);
+
+#endif /* _LINUX_KPROBES_ARCH_H */
