@@ -180,6 +180,10 @@ int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 
 void kprobe_free_init_mem(void);
 
+/* NOKPROBE_SYMBOL() entries of vmlinux, gathered by the linker. */
+extern unsigned long __start_kprobe_blacklist[];
+extern unsigned long __stop_kprobe_blacklist[];
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
@@ -269,7 +273,7 @@ static inline int register_kretprobes(struct kretprobe **rps, int num)
 
 static inline void unregister_kretprobe(struct kretprobe *rp) { }
 static inline void unregister_kretprobes(struct kretprobe **rps, int num) { }
-#define kprobe_flush_task(tk)	do { } while (0)
+static inline void kprobe_flush_task(struct task_struct *tk) { }
 
 static inline bool is_kretprobe_trampoline(unsigned long addr)
 {

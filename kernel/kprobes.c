@@ -1,0 +1,1562 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Kprobes: the generic core.
+ *
+ * The core keeps one struct kprobe_site per probed address.  Every
+ * struct kprobe registered at that address is linked on the site's list in
+ * registration order and shares the site's breakpoint and out-of-line copy;
+ * the architecture backend (see <linux/kprobes_arch.h>) takes the trap,
+ * looks the site up and calls back here to run the handlers.
+ *
+ * The file is laid out one mechanism per section:
+ *
+ *   1. site hash and hit-path helpers      (lookup, pre/post, missed)
+ *   2. out-of-line instruction slots       (pages, kallsyms)
+ *   3. blacklist
+ *   4. arming and disarming, in batches    (text poke, ftrace)
+ *   5. address resolution and checks
+ *   6. registration / unregistration
+ *   7. enable / disable, and the global "enabled" switch
+ *   8. text that goes away                 (modules, __init)
+ *   9. debugfs
+ *  10. initialisation
+ *
+ * Locking: kprobe_mutex serialises every change of sites and probes.  The
+ * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
+ * only reads RCU-protected lists; a site or a probe leaves those lists and
+ * is only reused or freed after a grace period.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/hash.h>
+#include <linux/init.h>
+#include <linux/slab.h>
+#include <linux/module.h>
+#include <linux/moduleloader.h>
+#include <linux/kallsyms.h>
+#include <linux/ftrace.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/memory.h>
+#include <linux/execmem.h>
+#include <linux/jump_label.h>
+#include <linux/static_call.h>
+#include <linux/bug.h>
+#include <linux/set_memory.h>
+#include <linux/uaccess.h>
+#include <linux/sched.h>
+#include <asm/sections.h>
+
+/* Serialises all changes to sites, probes and the blacklist. */
+static DEFINE_MUTEX(kprobe_mutex);
+
+/* "enabled" debugfs switch: when true, no site is armed. */
+static bool kprobes_all_disarmed;
+
+static bool kprobes_initialized;
+
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
+
+/* ------------------------------------------------------------------ */
+/* 1. Site hash and hit-path helpers                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A fixed table large enough that thousands of probes keep chains short:
+ * the hit path walks one chain, so its length is the lookup cost.
+ */
+#define KPROBE_SITE_HASH_BITS	12
+static struct hlist_head kprobe_sites[1 << KPROBE_SITE_HASH_BITS];
+
+/* Sites whose text went away: out of the hash, still owning their probes. */
+static LIST_HEAD(kprobe_gone_sites);
+
+/* Stands in for "a probe is running" when no real probe is at hand. */
+static struct kprobe kprobe_busy = {
+	.symbol_name = "kprobe_busy",
+};
+
+static struct hlist_head *site_bucket(unsigned long addr)
+{
+	return &kprobe_sites[hash_ptr((void *)addr, KPROBE_SITE_HASH_BITS)];
+}
+
+/**
+ * kprobe_site_lookup() - find the site at an address
+ * @addr: the probed instruction's address
+ *
+ * Called from the hit path with interrupts or preemption disabled, and
+ * under kprobe_mutex from registration.
+ *
+ * Return: the site, or NULL.
+ */
+struct kprobe_site *kprobe_site_lookup(unsigned long addr)
+{
+	struct kprobe_site *s;
+
+	hlist_for_each_entry_rcu(s, site_bucket(addr), node,
+				 lockdep_is_held(&kprobe_mutex)) {
+		if ((unsigned long)s->addr == addr)
+			return s;
+	}
+	return NULL;
+}
+
+NOKPROBE_SYMBOL(kprobe_site_lookup);
+
+/**
+ * kprobe_site_first() - the probe to show as running while @s is handled
+ * @s: a site
+ *
+ * Return: the first probe of @s, or a placeholder when the site is being
+ * emptied; never NULL, so kprobe_running() stays true during the hit.
+ */
+struct kprobe *kprobe_site_first(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	p = list_first_or_null_rcu(&s->probes, struct kprobe, list);
+	return p ? p : &kprobe_busy;
+}
+
+NOKPROBE_SYMBOL(kprobe_site_first);
+
+/**
+ * kprobe_site_pre() - run the pre_handlers of a site
+ * @s: the site that was hit
+ * @regs: registers of the probed context
+ *
+ * Return: true if a pre_handler redirected execution (the probed
+ * instruction and the post_handlers must be skipped).
+ */
+bool kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (kprobe_disabled(p) || !p->pre_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs))
+			return true;
+	}
+	return false;
+}
+
+NOKPROBE_SYMBOL(kprobe_site_pre);
+
+/**
+ * kprobe_site_post() - run the post_handlers of a site
+ * @s: the site whose instruction just executed
+ * @regs: registers after the instruction
+ */
+void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (kprobe_disabled(p) || !p->post_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, 0);
+	}
+}
+
+NOKPROBE_SYMBOL(kprobe_site_post);
+
+/**
+ * kprobe_site_missed() - account a hit that could not run its handlers
+ * @s: the site that was hit while another probe was running
+ */
+void kprobe_site_missed(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (!kprobe_disabled(p))
+			p->nmissed++;
+	}
+}
+
+NOKPROBE_SYMBOL(kprobe_site_missed);
+
+/**
+ * kprobe_busy_begin() - make probes hit on this CPU count as missed
+ *
+ * Disables preemption until kprobe_busy_end().
+ */
+void kprobe_busy_begin(void)
+{
+	preempt_disable();
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+}
+
+NOKPROBE_SYMBOL(kprobe_busy_begin);
+
+/**
+ * kprobe_busy_end() - end a kprobe_busy_begin() section
+ */
+void kprobe_busy_end(void)
+{
+	__this_cpu_write(current_kprobe, NULL);
+	preempt_enable();
+}
+
+NOKPROBE_SYMBOL(kprobe_busy_end);
+
+/* ------------------------------------------------------------------ */
+/* 2. Out-of-line instruction slots                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Slots are carved out of whole pages taken from the kprobes execmem
+ * range (close enough to kernel text for rel32 addressing), filled with
+ * int3 and then made read-only and executable; the backend writes a slot
+ * through the text-patching primitive.  A page is returned as soon as its
+ * last slot is freed.  The page list is read locklessly by the unwinder
+ * and kallsyms (is_kprobe_insn_slot(), kprobe_get_kallsym()).
+ */
+#define SLOTS_PER_PAGE	(PAGE_SIZE / KPROBE_SLOT_SIZE)
+
+struct kprobe_slot_page {
+	struct list_head	list;		/* kprobe_slot_pages, RCU */
+	void			*base;
+	unsigned int		used;
+	DECLARE_BITMAP(busy, SLOTS_PER_PAGE);
+	struct rcu_head		rcu;
+};
+
+static LIST_HEAD(kprobe_slot_pages);
+static DEFINE_MUTEX(kprobe_slot_mutex);
+
+static struct kprobe_slot_page *slot_page_new(void)
+{
+	struct kprobe_slot_page *sp;
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return NULL;
+	sp->base = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+	if (!sp->base) {
+		kfree(sp);
+		return NULL;
+	}
+	/* Unused bytes trap: a stray jump into the page cannot run garbage. */
+	memset(sp->base, 0xcc, PAGE_SIZE);
+	set_memory_rox((unsigned long)sp->base, 1);
+	list_add_rcu(&sp->list, &kprobe_slot_pages);
+	return sp;
+}
+
+/**
+ * kprobe_slot_alloc() - get an out-of-line instruction slot
+ *
+ * Return: KPROBE_SLOT_SIZE bytes of read-only executable memory within
+ * rel32 reach of kernel text, or NULL.
+ */
+void *kprobe_slot_alloc(void)
+{
+	struct kprobe_slot_page *sp;
+	void *slot = NULL;
+	unsigned int i;
+
+	mutex_lock(&kprobe_slot_mutex);
+	list_for_each_entry(sp, &kprobe_slot_pages, list) {
+		if (sp->used < SLOTS_PER_PAGE)
+			goto found;
+	}
+	sp = slot_page_new();
+	if (!sp)
+		goto out;
+found:
+	i = find_first_zero_bit(sp->busy, SLOTS_PER_PAGE);
+	__set_bit(i, sp->busy);
+	sp->used++;
+	slot = sp->base + i * KPROBE_SLOT_SIZE;
+out:
+	mutex_unlock(&kprobe_slot_mutex);
+	return slot;
+}
+
+/**
+ * kprobe_slot_free() - return a slot from kprobe_slot_alloc()
+ * @slot: the slot; no CPU may be executing it any more
+ */
+void kprobe_slot_free(void *slot)
+{
+	struct kprobe_slot_page *sp;
+
+	if (!slot)
+		return;
+	mutex_lock(&kprobe_slot_mutex);
+	list_for_each_entry(sp, &kprobe_slot_pages, list) {
+		if (slot < sp->base || slot >= sp->base + PAGE_SIZE)
+			continue;
+		__clear_bit((slot - sp->base) / KPROBE_SLOT_SIZE, sp->busy);
+		if (--sp->used == 0) {
+			list_del_rcu(&sp->list);
+			/* Nobody runs this page any more; readers only see sp. */
+			execmem_free(sp->base);
+			kfree_rcu(sp, rcu);
+		}
+		break;
+	}
+	mutex_unlock(&kprobe_slot_mutex);
+}
+
+/**
+ * is_kprobe_insn_slot() - is @addr inside an out-of-line slot page?
+ * @addr: an address, e.g. from a stack trace
+ *
+ * Return: true if @addr lies in a page holding kprobes' instruction copies.
+ */
+bool is_kprobe_insn_slot(unsigned long addr)
+{
+	struct kprobe_slot_page *sp;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(sp, &kprobe_slot_pages, list) {
+		if (addr >= (unsigned long)sp->base &&
+		    addr < (unsigned long)sp->base + PAGE_SIZE) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+NOKPROBE_SYMBOL(is_kprobe_insn_slot);
+
+/**
+ * kprobe_get_kallsym() - describe kprobes' code pages to kallsyms
+ * @symnum: index of the page to describe
+ * @value: its address
+ * @type: its symbol type ('t')
+ * @sym: its name
+ *
+ * Return: 0 if @symnum names a page, -ERANGE past the last one.
+ */
+int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
+		       char *sym)
+{
+	struct kprobe_slot_page *sp;
+	int ret = -ERANGE;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(sp, &kprobe_slot_pages, list) {
+		if (symnum--)
+			continue;
+		*value = (unsigned long)sp->base;
+		*type = 't';
+		strscpy(sym, KPROBE_INSN_PAGE_SYM, KSYM_NAME_LEN);
+		ret = 0;
+		break;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. Blacklist                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Address ranges nobody may probe: the hit path itself and whatever it
+ * calls (NOKPROBE_SYMBOL() and .kprobes.text), entry and exception code,
+ * noinstr code, and the architecture's own list.  One entry per function
+ * so that the debugfs file names them.  Written under kprobe_mutex,
+ * read under RCU (within_kprobe_blacklist() is also used by
+ * hw_breakpoint and kgdb).
+ */
+struct kprobe_blacklist_entry {
+	struct list_head	list;
+	unsigned long		start;
+	unsigned long		end;
+	struct rcu_head		rcu;
+};
+
+static LIST_HEAD(kprobe_blacklist);
+
+static int blacklist_add(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *e;
+
+	e = kmalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->start = start;
+	e->end = end;
+	list_add_tail_rcu(&e->list, &kprobe_blacklist);
+	return 0;
+}
+
+/**
+ * kprobe_add_ksym_blacklist() - forbid probes in the function at @entry
+ * @entry: an address inside a function known to kallsyms
+ *
+ * Return: the size of the function, or a negative errno.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	unsigned long size, offset;
+	int ret;
+
+	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
+		return -EINVAL;
+	ret = blacklist_add(entry - offset, entry - offset + size);
+	return ret ? ret : size;
+}
+
+/**
+ * kprobe_add_area_blacklist() - forbid probes in [@start, @end)
+ * @start: first address
+ * @end: first address past the area
+ *
+ * Each function of the area gets its own entry.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	unsigned long addr = start;
+	int ret;
+
+	while (addr < end) {
+		ret = kprobe_add_ksym_blacklist(addr);
+		if (ret == -EINVAL) {
+			/* No symbol here: cover the rest of the area whole. */
+			return blacklist_add(addr, end);
+		}
+		if (ret < 0)
+			return ret;
+		addr += ret ? ret : 1;
+	}
+	return 0;
+}
+
+static bool in_section(unsigned long addr, const char *start, const char *end)
+{
+	return addr >= (unsigned long)start && addr < (unsigned long)end;
+}
+
+/**
+ * within_kprobe_blacklist() - may @addr not be probed?
+ * @addr: an address of kernel or module text
+ *
+ * Return: true if probing @addr is forbidden.
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *e;
+	bool hit = false;
+
+	if (in_section(addr, __kprobes_text_start, __kprobes_text_end) ||
+	    in_section(addr, __entry_text_start, __entry_text_end) ||
+	    in_section(addr, __irqentry_text_start, __irqentry_text_end) ||
+	    in_section(addr, __softirqentry_text_start, __softirqentry_text_end) ||
+	    in_section(addr, __noinstr_text_start, __noinstr_text_end))
+		return true;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(e, &kprobe_blacklist, list) {
+		if (addr >= e->start && addr < e->end) {
+			hit = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return hit;
+}
+
+static void __init blacklist_init(void)
+{
+	unsigned long *entry;
+	int ret;
+
+	for (entry = __start_kprobe_blacklist; entry < __stop_kprobe_blacklist;
+	     entry++) {
+		ret = kprobe_add_ksym_blacklist(*entry);
+		if (ret < 0 && ret != -EINVAL)
+			pr_err("cannot build the blacklist: %d\n", ret);
+	}
+	ret = kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+					(unsigned long)__kprobes_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__entry_text_start,
+						(unsigned long)__entry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
+						(unsigned long)__irqentry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__softirqentry_text_start,
+						(unsigned long)__softirqentry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+						(unsigned long)__noinstr_text_end);
+	if (!ret)
+		ret = arch_populate_kprobe_blacklist();
+	if (ret)
+		pr_err("incomplete blacklist: %d\n", ret);
+}
+
+#ifdef CONFIG_MODULES
+static void blacklist_add_module(struct module *mod)
+{
+	unsigned long start, i;
+
+	for (i = 0; i < mod->num_kprobe_blacklist; i++)
+		kprobe_add_ksym_blacklist(mod->kprobe_blacklist[i]);
+	start = (unsigned long)mod->kprobes_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->kprobes_text_size);
+	start = (unsigned long)mod->noinstr_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->noinstr_text_size);
+}
+
+static void blacklist_remove_module(struct module *mod)
+{
+	struct kprobe_blacklist_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &kprobe_blacklist, list) {
+		if (within_module(e->start, mod)) {
+			list_del_rcu(&e->list);
+			kfree_rcu(e, rcu);
+		}
+	}
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* 4. Arming and disarming, in batches                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Callers collect the sites whose armed state must change on a list
+ * (linked through site->batch) and apply it in one go: one ftrace filter
+ * update for the ftrace sites, and for breakpoint sites one text_mutex
+ * section with one cross-CPU synchronisation at its end.
+ */
+
+static bool site_has_enabled(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	list_for_each_entry(p, &s->probes, list) {
+		if (!kprobe_disabled(p))
+			return true;
+	}
+	return false;
+}
+
+/* Recompute KSITE_POST; say whether the site should be armed. */
+static bool site_want_armed(struct kprobe_site *s)
+{
+	struct kprobe *p;
+	bool post = false;
+
+	list_for_each_entry(p, &s->probes, list) {
+		if (!kprobe_disabled(p) && p->post_handler)
+			post = true;
+	}
+	if (post)
+		s->flags |= KSITE_POST;
+	else
+		s->flags &= ~KSITE_POST;
+
+	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
+	       site_has_enabled(s);
+}
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
+	.func	= kprobe_ftrace_handler,
+	.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+static unsigned int kprobe_ftrace_armed;	/* sites in the filter */
+
+/* Set by kprobe_ftrace_kill(); the backend's ftrace handler checks it. */
+bool kprobe_ftrace_disabled __read_mostly;
+
+/**
+ * kprobe_ftrace_kill() - ftrace is dead: stop handling probes through it
+ */
+void kprobe_ftrace_kill(void)
+{
+	WRITE_ONCE(kprobe_ftrace_disabled, true);
+}
+
+/* Arm (or disarm) @n ftrace sites whose addresses are in @ips. */
+static int ftrace_sites_set(unsigned long *ips, unsigned int n, bool arm)
+{
+	int ret;
+
+	if (!n)
+		return 0;
+	if (arm) {
+		ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 0, 0);
+		if (ret)
+			return ret;
+		if (!kprobe_ftrace_armed) {
+			ret = register_ftrace_function(&kprobe_ftrace_ops);
+			if (ret) {
+				ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 1, 0);
+				return ret;
+			}
+		}
+		kprobe_ftrace_armed += n;
+		return 0;
+	}
+	/* An ops with an empty filter would trace everything: unhook first. */
+	if (kprobe_ftrace_armed == n)
+		unregister_ftrace_function(&kprobe_ftrace_ops);
+	kprobe_ftrace_armed -= n;
+	return ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 1, 0);
+}
+#else
+static int ftrace_sites_set(unsigned long *ips, unsigned int n, bool arm)
+{
+	return n ? -EOPNOTSUPP : 0;
+}
+#endif
+
+/*
+ * Bring every site on @batch to the armed state @arm.  Breakpoint sites
+ * cannot fail.  Ftrace sites go in one filter update, which can (another
+ * IPMODIFY user on the function, no memory): they are then left as they
+ * were and the error is returned.
+ */
+static int sites_set_armed(struct list_head *batch, bool arm)
+{
+	struct kprobe_site *s;
+	unsigned long *ips = NULL;
+	unsigned int nftrace = 0, nbp = 0, i = 0;
+	int ret = 0;
+
+	list_for_each_entry(s, batch, batch) {
+		if (!!(s->flags & KSITE_ARMED) == arm)
+			continue;
+		if (s->flags & KSITE_FTRACE)
+			nftrace++;
+		else
+			nbp++;
+	}
+
+	if (nbp) {
+		mutex_lock(&text_mutex);
+		list_for_each_entry(s, batch, batch) {
+			if (!!(s->flags & KSITE_ARMED) == arm ||
+			    (s->flags & KSITE_FTRACE))
+				continue;
+			arch_kprobe_poke(s, arm);
+			s->flags ^= KSITE_ARMED;
+		}
+		arch_kprobe_poke_finish();
+		mutex_unlock(&text_mutex);
+	}
+
+	if (!nftrace)
+		return 0;
+	ips = kmalloc_array(nftrace, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	list_for_each_entry(s, batch, batch) {
+		if (!!(s->flags & KSITE_ARMED) != arm && (s->flags & KSITE_FTRACE))
+			ips[i++] = (unsigned long)s->addr;
+	}
+	ret = ftrace_sites_set(ips, nftrace, arm);
+	kfree(ips);
+	if (ret) {
+		pr_warn("ftrace refused to %s %u probe(s): %d\n",
+			arm ? "arm" : "disarm", nftrace, ret);
+		return ret;
+	}
+	list_for_each_entry(s, batch, batch) {
+		if (!!(s->flags & KSITE_ARMED) != arm && (s->flags & KSITE_FTRACE))
+			s->flags ^= KSITE_ARMED;
+	}
+	return 0;
+}
+
+/* Move each site of @batch to the state its probes call for. */
+static void sites_update(struct list_head *batch)
+{
+	struct kprobe_site *s, *tmp;
+	LIST_HEAD(to_arm);
+	LIST_HEAD(to_disarm);
+
+	list_for_each_entry_safe(s, tmp, batch, batch) {
+		bool want = site_want_armed(s);
+
+		if (want == !!(s->flags & KSITE_ARMED))
+			continue;
+		list_move_tail(&s->batch, want ? &to_arm : &to_disarm);
+	}
+	/* Disarming an ftrace site only fails on allocation: then it stays. */
+	if (sites_set_armed(&to_disarm, false))
+		pr_warn("some probes could not be disarmed\n");
+	if (sites_set_armed(&to_arm, true))
+		pr_warn("some probes could not be armed\n");
+	list_splice_tail(&to_arm, batch);
+	list_splice_tail(&to_disarm, batch);
+}
+
+static void site_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct kprobe_site, rcu));
+}
+
+/*
+ * Free sites after the grace period the caller already waited for: no CPU
+ * can be running their handlers or their out-of-line copy any more.
+ */
+static void sites_release(struct list_head *dead)
+{
+	struct kprobe_site *s, *tmp;
+
+	list_for_each_entry_safe(s, tmp, dead, batch) {
+		list_del(&s->batch);
+		arch_kprobe_site_release(s);
+		/* is_kprobe_insn_slot() style readers never see sites: plain free */
+		call_rcu(&s->rcu, site_free_rcu);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* 5. Address resolution and checks                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kprobe_lookup_name() - address of a symbol for probing
+ * @name: "symbol" or "module:symbol"
+ * @offset: offset the caller will add (unused here)
+ *
+ * Return: the address, or NULL if there is no such symbol.
+ */
+kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
+{
+	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
+}
+
+/*
+ * Resolve what @p names into an instruction address.  Does not look at
+ * whether that address may be probed.
+ */
+static kprobe_opcode_t *resolve_addr(kprobe_opcode_t *addr, const char *sym,
+				     unsigned long offset, bool *on_entry)
+{
+	unsigned long target, sym_off;
+
+	if (!!addr == !!sym)
+		return ERR_PTR(-EINVAL);
+	if (sym) {
+		addr = kprobe_lookup_name(sym, offset);
+		if (!addr)
+			return ERR_PTR(-ENOENT);
+	}
+	target = (unsigned long)addr + offset;
+	if (!kallsyms_lookup_size_offset(target, NULL, &sym_off))
+		return ERR_PTR(-EINVAL);
+	return arch_adjust_kprobe_addr(target, sym_off, on_entry);
+}
+
+/**
+ * kprobe_on_func_entry() - does a probe spec name a function's entry?
+ * @addr: address, or NULL when @sym is given
+ * @sym: symbol name, or NULL
+ * @offset: offset from @addr or @sym
+ *
+ * Return: 0 if it does, -EINVAL if not (or bad spec), -ENOENT for an
+ * unknown symbol.
+ */
+int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
+			 unsigned long offset)
+{
+	bool on_entry = false;
+	kprobe_opcode_t *where = resolve_addr(addr, sym, offset, &on_entry);
+
+	if (IS_ERR(where))
+		return PTR_ERR(where);
+	return on_entry ? 0 : -EINVAL;
+}
+
+/*
+ * May @addr carry a probe?  Called under kprobe_mutex, so a module seen
+ * alive here cannot finish unloading before our module notifier has seen
+ * the sites we create.
+ */
+static int check_text(unsigned long addr)
+{
+	struct module *mod;
+	unsigned long size, offset;
+	int ret = 0;
+
+	preempt_disable();
+	mod = __module_text_address(addr);
+	if (mod) {
+		if (mod->state == MODULE_STATE_GOING ||
+		    mod->state == MODULE_STATE_UNFORMED) {
+			ret = -ENOENT;
+		} else if (within_module_init(addr, mod) &&
+			   mod->state != MODULE_STATE_COMING) {
+			/* init text of a running module: about to be freed */
+			ret = -ENOENT;
+		}
+	} else if (!core_kernel_text(addr)) {
+		ret = -EINVAL;
+	}
+	preempt_enable();
+	if (ret) {
+		pr_warn("%pS is not kernel or module text that can be probed\n",
+			(void *)addr);
+		return ret;
+	}
+
+	if (within_kprobe_blacklist(addr)) {
+		pr_warn("%pS is on the blacklist\n", (void *)addr);
+		return -EINVAL;
+	}
+
+	jump_label_lock();
+	if (jump_label_text_reserved((void *)addr, (void *)addr))
+		ret = -EBUSY;
+	jump_label_unlock();
+	if (!ret && static_call_text_reserved((void *)addr, (void *)addr))
+		ret = -EBUSY;
+	if (!ret && find_bug(addr))
+		ret = -EINVAL;
+	if (ret) {
+		pr_warn("%pS is patched by the kernel (jump label, static call or BUG)\n",
+			(void *)addr);
+		return ret;
+	}
+
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		return -EINVAL;
+	if (!arch_kprobe_on_insn_boundary(addr, offset)) {
+		pr_warn("%pS is not on an instruction boundary\n", (void *)addr);
+		return -EILSEQ;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. Registration and unregistration                                   */
+/* ------------------------------------------------------------------ */
+
+static bool site_holds(struct kprobe_site *s, struct kprobe *p,
+		       struct list_head *pending)
+{
+	struct kprobe *q;
+
+	list_for_each_entry(q, &s->probes, list) {
+		if (q == p)
+			return true;
+	}
+	if (pending) {
+		list_for_each_entry(q, pending, list) {
+			if (q == p)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The site @p is registered at, or NULL.  Never dereferences @p->site: an
+ * unregistered struct may hold anything there.
+ */
+static struct kprobe_site *probe_site(struct kprobe *p)
+{
+	struct kprobe_site *s;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!p->addr)
+		return NULL;
+	s = kprobe_site_lookup((unsigned long)p->addr);
+	if (s && site_holds(s, p, NULL))
+		return s;
+	list_for_each_entry(s, &kprobe_gone_sites, batch) {
+		if (s->addr == p->addr && site_holds(s, p, NULL))
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * One batch of registrations.  Probes are first validated and attached to
+ * a per-site pending list (nothing is visible to the hit path yet); if all
+ * succeed they are published on their sites' lists and the sites that
+ * need it are armed in one pass.
+ */
+/* Pending probes of a site live on a list whose head sits in a side table. */
+struct pending_site {
+	struct kprobe_site	*site;
+	struct list_head	probes;
+	bool			created;
+};
+
+static struct pending_site *pending_find(struct pending_site *ps, int n,
+					 struct kprobe_site *s)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--) {
+		if (ps[i].site == s)
+			return &ps[i];
+	}
+	return NULL;
+}
+
+static struct kprobe_site *site_create(kprobe_opcode_t *addr, bool ftrace,
+				       kprobe_opcode_t *opcode)
+{
+	struct kprobe_site *s;
+	int ret;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&s->probes);
+	INIT_LIST_HEAD(&s->batch);
+	s->addr = addr;
+	if (ftrace)
+		s->flags |= KSITE_FTRACE;
+	ret = arch_kprobe_site_prepare(s, opcode);
+	if (ret) {
+		if (ret == -EINVAL)
+			pr_warn("cannot probe the instruction at %pS\n", addr);
+		else if (ret == -EILSEQ)
+			pr_warn("cannot decode the instruction at %pS\n", addr);
+		kfree(s);
+		return ERR_PTR(ret);
+	}
+	hlist_add_head_rcu(&s->node, site_bucket((unsigned long)addr));
+	return s;
+}
+
+static bool is_ftrace_site(unsigned long addr)
+{
+#ifdef CONFIG_KPROBES_ON_FTRACE
+	return ftrace_location(addr) == addr;
+#else
+	return false;
+#endif
+}
+
+/* Validate @p and attach it to a pending entry in @ps[0..*n). */
+static int prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
+{
+	struct pending_site *pend;
+	struct kprobe_site *s;
+	kprobe_opcode_t *addr, opcode = 0;
+	bool on_entry = false, ftrace, created = false;
+	int ret;
+
+	if (probe_site(p)) {
+		pr_warn("%pS: this struct kprobe is already registered\n",
+			p->addr);
+		return -EINVAL;
+	}
+
+	addr = resolve_addr(p->addr, p->symbol_name, p->offset, &on_entry);
+	if (IS_ERR(addr))
+		return PTR_ERR(addr);
+
+	ret = check_text((unsigned long)addr);
+	if (ret)
+		return ret;
+
+	ftrace = is_ftrace_site((unsigned long)addr);
+	if (!ftrace && ftrace_location((unsigned long)addr)) {
+		/* Inside ftrace's patch site but not at its start. */
+		return -EILSEQ;
+	}
+
+	s = kprobe_site_lookup((unsigned long)addr);
+	pend = s ? pending_find(ps, *n, s) : NULL;
+	if (s && (site_holds(s, p, pend ? &pend->probes : NULL)))
+		return -EINVAL;
+	if (!s) {
+		s = site_create(addr, ftrace, &opcode);
+		if (IS_ERR(s))
+			return PTR_ERR(s);
+		created = true;
+	} else {
+		struct kprobe *first = kprobe_site_first(s);
+
+		if (first == &kprobe_busy && pend)
+			first = list_first_entry_or_null(&pend->probes,
+							 struct kprobe, list);
+		opcode = first && first != &kprobe_busy ? first->opcode : 0;
+	}
+	if (!pend) {
+		pend = &ps[(*n)++];
+		pend->site = s;
+		pend->created = created;
+		INIT_LIST_HEAD(&pend->probes);
+	}
+
+	p->addr = addr;
+	p->opcode = opcode;
+	p->nmissed = 0;
+	p->flags &= KPROBE_FLAG_DISABLED;
+	if (ftrace)
+		p->flags |= KPROBE_FLAG_FTRACE;
+	if (on_entry)
+		p->flags |= KPROBE_FLAG_ON_FUNC_ENTRY;
+	p->site = s;
+	list_add_tail(&p->list, &pend->probes);
+	return 0;
+}
+
+/* Drop the sites created for a batch that failed; nothing was published. */
+static void pending_undo(struct pending_site *ps, int n)
+{
+	LIST_HEAD(dead);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct kprobe *p, *tmp;
+
+		list_for_each_entry_safe(p, tmp, &ps[i].probes, list) {
+			list_del_init(&p->list);
+			p->site = NULL;
+		}
+		if (ps[i].created) {
+			hlist_del_rcu(&ps[i].site->node);
+			list_add_tail(&ps[i].site->batch, &dead);
+		}
+	}
+	if (!list_empty(&dead)) {
+		/* The sites were never armed, but lookups may have seen them. */
+		synchronize_rcu();
+		sites_release(&dead);
+	}
+}
+
+/**
+ * register_kprobes() - register an array of kprobes, all or nothing
+ * @kps: the probes
+ * @num: how many
+ *
+ * Either every probe is registered and armed (unless disabled), or none is,
+ * the structs are left as they were, and the first error is returned.  All
+ * sites are armed in one text-patching pass.
+ *
+ * Return: 0 or a negative errno.
+ */
+int register_kprobes(struct kprobe **kps, int num)
+{
+	struct pending_site *ps;
+	kprobe_opcode_t **orig;
+	struct kprobe_site *s;
+	LIST_HEAD(batch);
+	int i, n = 0, ret = 0;
+
+	if (num <= 0 || !kps)
+		return -EINVAL;
+	if (!kprobes_initialized)
+		return -EAGAIN;
+
+	ps = kvmalloc_array(num, sizeof(*ps), GFP_KERNEL);
+	orig = kvmalloc_array(num, sizeof(*orig), GFP_KERNEL);
+	if (!ps || !orig) {
+		ret = -ENOMEM;
+		goto free;
+	}
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num && !ret; i++) {
+		if (!kps[i]) {
+			ret = -EINVAL;
+			break;
+		}
+		orig[i] = kps[i]->addr;
+		ret = prepare_one(kps[i], ps, &n);
+	}
+	if (ret) {
+		pending_undo(ps, n);
+		while (i-- > 0)
+			if (kps[i])
+				kps[i]->addr = orig[i];
+		goto unlock;
+	}
+
+	/* Publish: from here on handlers run as soon as a site is armed. */
+	for (i = 0; i < n; i++) {
+		struct kprobe *p, *tmp;
+
+		list_for_each_entry_safe(p, tmp, &ps[i].probes, list) {
+			list_del(&p->list);
+			list_add_tail_rcu(&p->list, &ps[i].site->probes);
+		}
+		list_add_tail(&ps[i].site->batch, &batch);
+	}
+	sites_update(&batch);
+
+	/* A site that would not arm (ftrace refused it) fails the batch. */
+	list_for_each_entry(s, &batch, batch) {
+		if (site_want_armed(s) && !(s->flags & KSITE_ARMED))
+			ret = -EBUSY;
+	}
+	while (!list_empty(&batch))
+		list_del_init(batch.next);
+unlock:
+	mutex_unlock(&kprobe_mutex);
+	if (ret && n) {
+		/* Published but not armable: take the whole batch back. */
+		if (ret == -EBUSY) {
+			unregister_kprobes(kps, num);
+			for (i = 0; i < num; i++)
+				kps[i]->addr = orig[i];
+		}
+	}
+free:
+	kvfree(orig);
+	kvfree(ps);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_kprobes);
+
+/**
+ * register_kprobe() - register one kprobe
+ * @p: the probe: addr or symbol_name (+ offset), and handlers
+ *
+ * Return: 0, or -EINVAL (bad spec, not text, blacklisted, already
+ * registered, unprobeable instruction), -ENOENT (no such symbol, or text
+ * going away), -EILSEQ (not on an instruction boundary), -EBUSY (text
+ * owned by another patching mechanism), -ENOMEM.
+ */
+int register_kprobe(struct kprobe *p)
+{
+	return register_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(register_kprobe);
+
+/**
+ * unregister_kprobes() - unregister an array of kprobes
+ * @kps: the probes
+ * @num: how many
+ *
+ * Probes that are not registered get their addr cleared and are otherwise
+ * ignored.  When this returns, no handler of these probes is running or
+ * will run, and the structs may be freed.  One text-patching pass and one
+ * grace period cover the whole array.
+ */
+void unregister_kprobes(struct kprobe **kps, int num)
+{
+	struct kprobe_site *s, *tmp;
+	LIST_HEAD(batch);
+	LIST_HEAD(dead);
+	int i;
+
+	if (num <= 0 || !kps)
+		return;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num; i++) {
+		struct kprobe *p = kps[i];
+
+		if (!p)
+			continue;
+		s = probe_site(p);
+		if (!s) {
+			p->addr = NULL;
+			continue;
+		}
+		list_del_rcu(&p->list);
+		if (s->flags & KSITE_GONE) {
+			/* unarmed and off the hash already; s->batch is on the gone list */
+			if (list_empty(&s->probes))
+				list_move_tail(&s->batch, &dead);
+		} else if (list_empty(&s->batch)) {
+			list_add_tail(&s->batch, &batch);
+		}
+	}
+
+	/* Disarm what has nothing enabled left; drop what has no probe left. */
+	sites_update(&batch);
+	list_for_each_entry_safe(s, tmp, &batch, batch) {
+		list_del_init(&s->batch);
+		if (list_empty(&s->probes) && !(s->flags & KSITE_ARMED)) {
+			hlist_del_rcu(&s->node);
+			list_add_tail(&s->batch, &dead);
+		}
+	}
+
+	/*
+	 * Breakpoint handlers run with interrupts off and ftrace ones with
+	 * preemption off: both are RCU read-side sections, so one grace
+	 * period after unlinking means no handler of these probes is still
+	 * running, and none can start.
+	 */
+	synchronize_rcu();
+
+	for (i = 0; i < num; i++) {
+		if (kps[i] && kps[i]->addr) {
+			kps[i]->site = NULL;
+			INIT_LIST_HEAD(&kps[i]->list);
+		}
+	}
+	sites_release(&dead);
+	mutex_unlock(&kprobe_mutex);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobes);
+
+/**
+ * unregister_kprobe() - unregister one kprobe
+ * @p: the probe
+ */
+void unregister_kprobe(struct kprobe *p)
+{
+	unregister_kprobes(&p, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kprobe);
+
+/* ------------------------------------------------------------------ */
+/* 7. Enable / disable                                                  */
+/* ------------------------------------------------------------------ */
+
+static int set_disabled(struct kprobe *p, bool disable)
+{
+	struct kprobe_site *s;
+	LIST_HEAD(batch);
+	int ret = 0;
+
+	mutex_lock(&kprobe_mutex);
+	s = probe_site(p);
+	if (!s) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!disable && (p->flags & KPROBE_FLAG_GONE)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (disable)
+		p->flags |= KPROBE_FLAG_DISABLED;
+	else
+		p->flags &= ~KPROBE_FLAG_DISABLED;
+	if (s->flags & KSITE_GONE)
+		goto out;
+	list_add_tail(&s->batch, &batch);
+	sites_update(&batch);
+	list_del_init(&s->batch);
+	if (!disable && site_want_armed(s) && !(s->flags & KSITE_ARMED)) {
+		p->flags |= KPROBE_FLAG_DISABLED;
+		ret = -EBUSY;
+	}
+out:
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+/**
+ * disable_kprobe() - stop a registered probe from firing
+ * @kp: the probe
+ *
+ * Return: 0, or -EINVAL if @kp is not registered.
+ */
+int disable_kprobe(struct kprobe *kp)
+{
+	return set_disabled(kp, true);
+}
+EXPORT_SYMBOL_GPL(disable_kprobe);
+
+/**
+ * enable_kprobe() - let a disabled probe fire again
+ * @kp: the probe
+ *
+ * Return: 0, or -EINVAL if @kp is not registered or its text is gone.
+ */
+int enable_kprobe(struct kprobe *kp)
+{
+	return set_disabled(kp, false);
+}
+EXPORT_SYMBOL_GPL(enable_kprobe);
+
+/* Apply kprobes_all_disarmed to every site, in one batch. */
+static void all_sites_update(void)
+{
+	struct kprobe_site *s;
+	LIST_HEAD(batch);
+	int i;
+
+	lockdep_assert_held(&kprobe_mutex);
+	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
+		hlist_for_each_entry(s, &kprobe_sites[i], node)
+			list_add_tail(&s->batch, &batch);
+	}
+	sites_update(&batch);
+	while (!list_empty(&batch))
+		list_del_init(batch.next);
+}
+
+/* ------------------------------------------------------------------ */
+/* 8. Text that goes away                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The text under @s is being freed: forget the breakpoint without touching
+ * the text, take the site out of the hash (the address may be reused by
+ * new text) and mark its probes gone.  An ftrace site is unhooked so that
+ * ftrace does not keep a filter entry for a dead address.
+ */
+static void site_kill(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	if ((s->flags & KSITE_FTRACE) && (s->flags & KSITE_ARMED)) {
+		LIST_HEAD(one);
+
+		list_add(&s->batch, &one);
+		sites_set_armed(&one, false);
+		list_del_init(&s->batch);
+	}
+	s->flags &= ~KSITE_ARMED;
+	s->flags |= KSITE_GONE;
+	list_for_each_entry(p, &s->probes, list)
+		p->flags |= KPROBE_FLAG_GONE;
+	hlist_del_rcu(&s->node);
+	list_add_tail(&s->batch, &kprobe_gone_sites);
+}
+
+static void kill_sites_in(bool (*doomed)(unsigned long addr, void *data),
+			  void *data)
+{
+	struct kprobe_site *s;
+	struct hlist_node *tmp;
+	int i;
+
+	lockdep_assert_held(&kprobe_mutex);
+	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
+		hlist_for_each_entry_safe(s, tmp, &kprobe_sites[i], node) {
+			if (doomed((unsigned long)s->addr, data))
+				site_kill(s);
+		}
+	}
+}
+
+static bool in_kernel_init(unsigned long addr, void *unused)
+{
+	return is_kernel_inittext(addr);
+}
+
+/**
+ * kprobe_free_init_mem() - the kernel's __init text is about to be freed
+ */
+void kprobe_free_init_mem(void)
+{
+	mutex_lock(&kprobe_mutex);
+	kill_sites_in(in_kernel_init, NULL);
+	mutex_unlock(&kprobe_mutex);
+}
+
+#ifdef CONFIG_MODULES
+static bool in_module_init(unsigned long addr, void *mod)
+{
+	return within_module_init(addr, mod);
+}
+
+static bool in_module(unsigned long addr, void *mod)
+{
+	return within_module(addr, mod);
+}
+
+static int kprobes_module_callback(struct notifier_block *nb,
+				   unsigned long state, void *data)
+{
+	struct module *mod = data;
+
+	mutex_lock(&kprobe_mutex);
+	switch (state) {
+	case MODULE_STATE_COMING:
+		blacklist_add_module(mod);
+		break;
+	case MODULE_STATE_LIVE:
+		/* init done: its __init text is freed next */
+		kill_sites_in(in_module_init, mod);
+		break;
+	case MODULE_STATE_GOING:
+		kill_sites_in(in_module, mod);
+		blacklist_remove_module(mod);
+		break;
+	}
+	mutex_unlock(&kprobe_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kprobes_module_nb = {
+	.notifier_call = kprobes_module_callback,
+	/* after ftrace's own notifier has set up the module's records */
+	.priority = 0,
+};
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Miscellaneous API                                                    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * dump_kprobe() - describe a probe in the kernel log
+ * @kp: the probe
+ */
+void dump_kprobe(struct kprobe *kp)
+{
+	pr_err("probe at %pS: symbol %s+%u, flags 0x%x, nmissed %lu\n",
+	       kp->addr, kp->symbol_name ? kp->symbol_name : "-",
+	       kp->offset, kp->flags, kp->nmissed);
+}
+
+NOKPROBE_SYMBOL(dump_kprobe);
+
+/* ------------------------------------------------------------------ */
+/* 9. debugfs: list, enabled, blacklist                                  */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_DEBUG_FS
+
+static void list_one(struct seq_file *m, struct kprobe_site *s,
+		     struct kprobe *p, bool show)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long size, off;
+	const char *sym = NULL;
+	char *modname = NULL;
+
+	if (!(s->flags & KSITE_GONE))
+		sym = kallsyms_lookup((unsigned long)p->addr, &size, &off,
+				      &modname, name);
+	if (!sym) {
+		sym = p->symbol_name ? p->symbol_name : "(gone)";
+		off = p->symbol_name ? p->offset : 0;
+	}
+	seq_printf(m, "%016lx  k  %s+0x%lx",
+		   show ? (unsigned long)p->addr : 0UL, sym, off);
+	if (modname)
+		seq_printf(m, "  [%s]", modname);
+	if (kprobe_gone(p))
+		seq_puts(m, "  [GONE]");
+	else if (p->flags & KPROBE_FLAG_DISABLED)
+		seq_puts(m, "  [DISABLED]");
+	if (kprobe_ftrace(p))
+		seq_puts(m, "  [FTRACE]");
+	seq_putc(m, '\n');
+}
+
+static int list_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_site *s;
+	struct kprobe *p;
+	int i;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
+		hlist_for_each_entry(s, &kprobe_sites[i], node) {
+			list_for_each_entry(p, &s->probes, list)
+				list_one(m, s, p, show);
+		}
+	}
+	list_for_each_entry(s, &kprobe_gone_sites, batch) {
+		list_for_each_entry(p, &s->probes, list)
+			list_one(m, s, p, show);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(list);
+
+static int blacklist_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_blacklist_entry *e;
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry(e, &kprobe_blacklist, list) {
+		seq_printf(m, "0x%016lx-0x%016lx\t%ps\n",
+			   show ? e->start : 0UL, show ? e->end : 0UL,
+			   (void *)e->start);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(blacklist);
+
+static ssize_t enabled_read(struct file *file, char __user *ubuf,
+			    size_t count, loff_t *ppos)
+{
+	char buf[3] = { READ_ONCE(kprobes_all_disarmed) ? '0' : '1', '\n', 0 };
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, 2);
+}
+
+static ssize_t enabled_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	mutex_lock(&kprobe_mutex);
+	if (kprobes_all_disarmed == on) {
+		kprobes_all_disarmed = !on;
+		all_sites_update();
+		pr_info("kprobes globally %s\n", on ? "enabled" : "disabled");
+	}
+	mutex_unlock(&kprobe_mutex);
+	return count;
+}
+
+static const struct file_operations enabled_fops = {
+	.read	= enabled_read,
+	.write	= enabled_write,
+	.llseek	= default_llseek,
+};
+
+static int __init kprobes_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &blacklist_fops);
+	return 0;
+}
+late_initcall(kprobes_debugfs_init);
+
+#endif /* CONFIG_DEBUG_FS */
+
+/* ------------------------------------------------------------------ */
+/* 10. Initialisation                                                   */
+/* ------------------------------------------------------------------ */
+
+static int __init kprobes_init(void)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++)
+		INIT_HLIST_HEAD(&kprobe_sites[i]);
+
+	mutex_lock(&kprobe_mutex);
+	blacklist_init();
+	mutex_unlock(&kprobe_mutex);
+
+#ifdef CONFIG_MODULES
+	ret = register_module_notifier(&kprobes_module_nb);
+#endif
+	if (!ret)
+		kprobes_initialized = true;
+	return ret;
+}
+early_initcall(kprobes_init);
