@@ -424,18 +424,16 @@ int kprobe_add_ksym_blacklist(unsigned long entry)
  */
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
 {
-	unsigned long addr = start;
+	unsigned long addr = start, size, offset;
 	int ret;
 
 	while (addr < end) {
-		ret = kprobe_add_ksym_blacklist(addr);
-		if (ret == -EINVAL) {
-			/* No symbol here: cover the rest of the area whole. */
-			return blacklist_add(addr, end);
-		}
-		if (ret < 0)
+		if (!kallsyms_lookup_size_offset(addr, &size, &offset) || !size)
+			return blacklist_add(addr, end);	/* no symbols: whole */
+		ret = blacklist_add(addr - offset, addr - offset + size);
+		if (ret)
 			return ret;
-		addr += ret ? ret : 1;
+		addr = addr - offset + size;
 	}
 	return 0;
 }
