@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * x86-64 kprobes: what the generic code and the trap handlers need to see
+ * of the backend in arch/x86/kernel/kprobes/.  The per-site state below is
+ * filled once when a site is prepared and only read on the hit path.
+ */
+#ifndef _ASM_X86_KPROBES_H
+#define _ASM_X86_KPROBES_H
+
+/* NOKPROBE_SYMBOL(), nokprobe_inline, __kprobes: needed even without kprobes. */
+#include <asm-generic/kprobes.h>
+
+#ifndef __ASSEMBLY__
+
+#include <linux/types.h>
+
+/*
+ * The unit of text a probe replaces: the first byte of the instruction,
+ * overwritten with int3.  Defined in every configuration because struct
+ * kprobe carries one.
+ */
+typedef u8 kprobe_opcode_t;
+
+#ifdef CONFIG_KPROBES
+
+#include <asm/insn.h>		/* MAX_INSN_SIZE */
+
+struct pt_regs;
+
+/*
+ * Bytes per out-of-line slot.  A slot holds two copies of the probed
+ * instruction: at offset 0 one followed by int3 (the normal, tracked
+ * step), at offset 32 one followed by a jmp back to the original text
+ * (a step that needs no per-CPU bookkeeping, used only when that
+ * bookkeeping is exhausted).  32 + MAX_INSN_SIZE + 5 fits in 64.
+ */
+#define KPROBE_SLOT_SIZE	64
+
+/*
+ * How a hit executes the probed instruction (arch_kprobe_site.how) and what
+ * it needs to do so.  @target is the absolute destination of a relative
+ * branch, or the constant part of an indirect branch's memory operand
+ * (its displacement, or the absolute address of a RIP-relative operand).
+ * @base and @index name general registers in hardware order (0 = %rax,
+ * 4 = %rsp, 8 = %r8 ...) or are 0xff when absent; @cc is the jcc condition,
+ * the loop opcode, or the scale of an indirect operand.
+ */
+struct arch_kprobe_site {
+	kprobe_opcode_t	*slot;		/* out-of-line copies, NULL if emulated */
+	unsigned long	target;
+	u16		ret_pop;	/* extra bytes released by "ret imm16" */
+	u8		opcode;		/* the original first byte */
+	u8		len;		/* length of the probed instruction */
+	u8		how;
+	u8		cc;
+	u8		base;
+	u8		index;
+};
+
+/* Called from do_int3() for every kernel or user int3; returns 1 if it was ours. */
+int kprobe_int3_handler(struct pt_regs *regs);
+
+/* Stepping never uses the trap flag, so #DB has nothing for kprobes. */
+static inline int kprobe_debug_handler(struct pt_regs *regs)
+{
+	return 0;
+}
+
+#endif /* CONFIG_KPROBES */
+#endif /* __ASSEMBLY__ */
+#endif /* _ASM_X86_KPROBES_H */

@@ -1,0 +1,1022 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86-64 kprobes backend: breakpoint sites.
+ *
+ * A site is armed by writing int3 over the first byte of the probed
+ * instruction.  When a CPU reaches it, kprobe_int3_handler() runs the
+ * pre_handlers (through the core) and then has to execute the instruction
+ * that the int3 covers.  There are two ways of doing that, chosen once, when
+ * the site is prepared:
+ *
+ *  - Emulation, for instructions whose effect depends on where they sit or
+ *    which leave the straight line: relative jmp/jcc/call/loop/jrcxz, ret,
+ *    and jmp/call through a register or memory.  The trap handler computes
+ *    the new %rip (and pushes or pops the return address) itself.
+ *
+ *  - Stepping out of line, for everything else.  A slot near kernel text
+ *    holds a copy of the instruction, its RIP-relative displacement (if
+ *    any) rewritten so that it still reaches the same byte, followed by
+ *    int3.  The trap handler points regs->ip at the copy and returns;
+ *    the copy runs in the probed context, the trailing int3 traps again,
+ *    and the handler moves %rip to just after the original instruction.
+ *    IF is cleared in the probed context's flags for the duration, so
+ *    no interrupt (and no preemption) can come between the two traps;
+ *    only NMIs and machine checks can.
+ *
+ * What a CPU is doing with a hit lives in a small per-CPU stack of frames.
+ * A frame is pushed for every hit that has to come back (handlers running
+ * or a step in flight) and popped when the hit is over.  Nesting comes from
+ * two sources only: a handler that reaches another probe (that hit is
+ * counted as missed and only executes its instruction) and an NMI or #MC
+ * that reaches a probe while this CPU is inside one.  Missed hits never run
+ * handlers, so they never nest further by themselves; an NMI cannot nest in
+ * an NMI.  That bounds the depth by four: a hit, a missed hit from its
+ * handlers, one from an NMI, one from a #MC.
+ *
+ * Should the stack still be full (it cannot, short of a bug elsewhere), a
+ * hit is treated as missed and its instruction is run without a frame:
+ * emulated instructions need none, and for the others the slot holds a
+ * second copy followed by a jmp back to the original text instead of int3.
+ * That copy runs with the flags of the probed context untouched, which is
+ * only safe if interrupts were already off there.  Every context that can
+ * hit a probe while the stack is in use runs with interrupts off (the int3
+ * handler, a step, NMI, #MC), so that is the case in practice; if it were
+ * not, the hit is refused (the trap is reported as not ours and the kernel
+ * dies on it) rather than letting an interrupt land in a slot that could
+ * be freed under it.
+ *
+ * Nothing on the hit path takes a lock or allocates, and everything it runs
+ * is NOKPROBE or always inlined.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/memory.h>
+#include <linux/preempt.h>
+#include <linux/lockdep.h>
+#include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <linux/sched.h>
+#include <linux/ftrace.h>
+
+#include <asm/text-patching.h>
+#include <asm/insn.h>
+#include <asm/ibt.h>
+#include <asm/extable.h>
+#include <asm/processor.h>
+#include <asm/traps.h>
+
+#include "backend.h"
+
+/* ---- Per-CPU bookkeeping ------------------------------------------- */
+
+#define KX_NEST		4
+
+enum {
+	KX_FRAME_FREE,		/* not in use (also what a stale frame reads as) */
+	KX_FRAME_BUSY,		/* handlers or emulation running for this hit */
+	KX_FRAME_STEPPING,	/* the out-of-line copy is executing */
+};
+
+struct kx_frame {
+	struct kprobe_site	*site;
+	struct kprobe		*prev;		/* current_kprobe before the hit */
+	unsigned long		if_flag;	/* X86_EFLAGS_IF of the probed context */
+	u8			phase;
+	bool			missed;		/* a re-entry: no handlers */
+};
+
+struct kx_cpu {
+	unsigned int		depth;
+	struct kx_frame		frame[KX_NEST];
+};
+
+static DEFINE_PER_CPU(struct kx_cpu, kx_cpu);
+
+/*
+ * Only NMIs and machine checks can interleave with the code below on the
+ * same CPU, and they always leave the depth as they found it.  A slot is
+ * reserved before it is filled, and a frame only starts to matter to a
+ * nested trap once its phase is set, which is done last.
+ */
+static nokprobe_inline struct kx_frame *kx_push(struct kx_cpu *c,
+						struct kprobe_site *s,
+						struct kprobe *prev, bool missed)
+{
+	unsigned int d = c->depth;
+	struct kx_frame *f;
+
+	if (d >= KX_NEST)
+		return NULL;
+	c->depth = d + 1;
+	barrier();
+	f = &c->frame[d];
+	f->site = s;
+	f->prev = prev;
+	f->missed = missed;
+	f->if_flag = 0;
+	barrier();
+	f->phase = KX_FRAME_BUSY;
+	return f;
+}
+
+static nokprobe_inline void kx_pop(struct kx_cpu *c, struct kx_frame *f)
+{
+	f->phase = KX_FRAME_FREE;
+	__this_cpu_write(current_kprobe, f->prev);
+	barrier();
+	c->depth--;
+}
+
+static nokprobe_inline struct kx_frame *kx_top(struct kx_cpu *c)
+{
+	return c->depth ? &c->frame[c->depth - 1] : NULL;
+}
+
+/* Address of the int3 that ends the tracked copy of @s. */
+static nokprobe_inline unsigned long kx_step_end(struct kprobe_site *s)
+{
+	return (unsigned long)s->arch.slot + KX_TRAP_COPY + s->arch.len;
+}
+
+/* ---- Reading and classifying the probed instruction ----------------- */
+
+/*
+ * Copy the text at @addr into @buf, as much of MAX_INSN_SIZE as is mapped
+ * (an instruction may end right before an unmapped page).  Returns the
+ * number of bytes read.
+ */
+static int kx_fetch(unsigned long addr, u8 *buf)
+{
+	int n = min_t(int, MAX_INSN_SIZE, PAGE_SIZE - offset_in_page(addr));
+
+	if (copy_from_kernel_nofault(buf, (void *)addr, n))
+		return 0;
+	if (n < MAX_INSN_SIZE &&
+	    !copy_from_kernel_nofault(buf + n, (void *)(addr + n), MAX_INSN_SIZE - n))
+		n = MAX_INSN_SIZE;
+	return n;
+}
+
+static bool kx_has_prefix(struct insn *insn, insn_byte_t want)
+{
+	insn_byte_t p;
+	int i;
+
+	for_each_insn_prefix(insn, i, p)
+		if (p == want)
+			return true;
+	return false;
+}
+
+/*
+ * A relative branch: record its destination.  Operand-size prefixes are
+ * refused, since vendors disagree on what 0x66 does to a 64-bit branch,
+ * and so are 32-bit address-size prefixes on loop/jrcxz (they would count
+ * in %ecx).
+ */
+static int kx_relative(struct arch_kprobe_site *a, struct insn *insn,
+		       unsigned long next, u8 how, u8 cc)
+{
+	if (kx_has_prefix(insn, 0x66) ||
+	    (how == KX_LOOP && insn->addr_bytes != 8))
+		return -EINVAL;
+	a->how = how;
+	a->cc = cc;
+	a->target = next + (long)insn->immediate.value;
+	return 0;
+}
+
+/*
+ * jmp/call through a register or memory (ff /4, ff /2).  Decode the
+ * operand once so that the trap handler only has to add registers:
+ * .target gets the constant part (displacement, or the absolute address of
+ * a RIP-relative operand), .base/.index the registers, .cc the scale.
+ * Operand- and address-size overrides and %fs/%gs-based operands are
+ * refused: the kernel does not emit them for branches, and supporting them
+ * would need segment bases on the hit path.
+ */
+static int kx_indirect(struct arch_kprobe_site *a, struct insn *insn,
+		       unsigned long next, u8 how)
+{
+	insn_byte_t modrm = insn->modrm.bytes[0];
+	insn_byte_t rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+	u8 rm = X86_MODRM_RM(modrm) | (X86_REX_B(rex) ? 8 : 0);
+
+	if (kx_has_prefix(insn, 0x66) || insn->addr_bytes != 8 ||
+	    kx_has_prefix(insn, 0x64) || kx_has_prefix(insn, 0x65))
+		return -EINVAL;
+
+	a->how = how;
+	a->base = KX_NO_REG;
+	a->index = KX_NO_REG;
+	a->cc = 0;
+	a->target = 0;
+
+	if (X86_MODRM_MOD(modrm) == 3) {
+		a->base = rm;
+		return 0;
+	}
+
+	a->cc = KX_IND_MEM;
+	if (insn_rip_relative(insn)) {
+		a->target = next + (long)insn->displacement.value;
+		return 0;
+	}
+
+	a->target = (long)insn->displacement.value;
+	if (X86_MODRM_RM(modrm) == 4) {
+		insn_byte_t sib = insn->sib.bytes[0];
+		u8 idx = X86_SIB_INDEX(sib) | (X86_REX_X(rex) ? 8 : 0);
+
+		/* index 100b without REX.X means "no index" */
+		if (idx != 4)
+			a->index = idx;
+		a->cc |= X86_SIB_SCALE(sib);
+		/* base 101b with mod 00 means "disp32, no base" */
+		if (X86_SIB_BASE(sib) != 5 || X86_MODRM_MOD(modrm) != 0)
+			a->base = X86_SIB_BASE(sib) | (X86_REX_B(rex) ? 8 : 0);
+	} else {
+		a->base = rm;
+	}
+	return 0;
+}
+
+/*
+ * Group 7 (0f 01) with a register operand: a mixed bag of system
+ * instructions.  Refuse those that change the GS base (swapgs), enter or
+ * leave a guest or change GIF (vmlaunch, vmresume, vmrun, stgi, clgi),
+ * return from an event (FRED erets/eretu share 0f 01 ca with clac), or
+ * wait for an interrupt that the cleared IF would hold back (mwait,
+ * mwaitx).
+ */
+static bool kx_grp7_refused(struct insn *insn, insn_byte_t modrm)
+{
+	switch (modrm) {
+	case 0xf8:		/* swapgs */
+	case 0xc2:		/* vmlaunch */
+	case 0xc3:		/* vmresume */
+	case 0xd8:		/* vmrun */
+	case 0xdc:		/* stgi */
+	case 0xdd:		/* clgi */
+	case 0xc9:		/* mwait */
+	case 0xfb:		/* mwaitx */
+		return true;
+	case 0xca:		/* clac, or erets/eretu with f2/f3 */
+		return kx_has_prefix(insn, 0xf2) || kx_has_prefix(insn, 0xf3);
+	}
+	return false;
+}
+
+/*
+ * Two-byte opcodes (0f xx).  Besides jcc rel32, which is emulated, refuse
+ * the system-call family, the deliberate #UD encodings (the kernel's BUG()
+ * and WARN() machinery finds them by address, which a copy would not
+ * have), segment-register loads, rsm, getsec, xbegin's relative fallback
+ * (c7 f8 is one byte, below), wrgsbase, endbr64 under IBT (an indirect
+ * branch must land on the real thing, not on int3), and the group 7 cases
+ * above.
+ */
+static int kx_classify_0f(struct arch_kprobe_site *a, struct insn *insn,
+			  unsigned long next)
+{
+	insn_byte_t op = insn->opcode.bytes[1];
+	insn_byte_t modrm = insn->modrm.bytes[0];
+
+	if (op >= 0x80 && op <= 0x8f)
+		return kx_relative(a, insn, next, KX_JCC, op & 0xf);
+
+	switch (op) {
+	case 0x05:		/* syscall */
+	case 0x07:		/* sysret */
+	case 0x34:		/* sysenter */
+	case 0x35:		/* sysexit */
+	case 0x0b:		/* ud2 */
+	case 0xb9:		/* ud1 */
+	case 0xff:		/* ud0 */
+	case 0xa1:		/* pop %fs */
+	case 0xa9:		/* pop %gs */
+	case 0xb2:		/* lss */
+	case 0xb4:		/* lfs */
+	case 0xb5:		/* lgs */
+	case 0xaa:		/* rsm */
+	case 0x37:		/* getsec */
+		return -EINVAL;
+	case 0x01:
+		if (X86_MODRM_MOD(modrm) == 3 && kx_grp7_refused(insn, modrm))
+			return -EINVAL;
+		break;
+	case 0xae:		/* f3 0f ae /3, register form: wrgsbase */
+		if (X86_MODRM_MOD(modrm) == 3 && X86_MODRM_REG(modrm) == 3 &&
+		    kx_has_prefix(insn, 0xf3))
+			return -EINVAL;
+		break;
+	case 0x1e:		/* f3 0f 1e fa: endbr64 */
+		if (HAS_KERNEL_IBT && modrm == 0xfa && kx_has_prefix(insn, 0xf3))
+			return -EINVAL;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Decide how a hit executes @insn (found at @addr) and record what that
+ * needs in @a.  Returns 0 or -EINVAL.
+ *
+ * Refused one-byte opcodes: those that change IF (cli, sti, popf, iret),
+ * software interrupts (int3, int n, into, int1), hlt (it would halt with
+ * IF cleared), far branches and far returns, and moves to segment
+ * registers (a write to %ss holds off interrupts for one instruction, one
+ * to %gs replaces the per-CPU base the trap path relies on).  Reads of
+ * segment registers, moves to %cr/%dr, wrmsr, in/out and the like are
+ * copied: at CPL 0 they behave the same at any address, and a #GP from a
+ * *_safe MSR access is sent back to its own exception-table entry (see
+ * kprobe_fault_handler()).
+ */
+static int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
+		       unsigned long addr)
+{
+	unsigned long next = addr + insn->length;
+	insn_byte_t op = insn->opcode.bytes[0];
+	insn_byte_t reg = X86_MODRM_REG(insn->modrm.bytes[0]);
+
+	a->len = insn->length;
+	a->how = KX_STEP;
+
+	/* APX is not used by the kernel; its branch forms are not handled. */
+	if (insn_is_rex2(insn))
+		return -EINVAL;
+	/* VEX/EVEX/XOP encode no branches and nothing that touches IF. */
+	if (insn->vex_prefix.nbytes)
+		return 0;
+
+	if (op == 0x0f)
+		return insn->opcode.nbytes == 2 ? kx_classify_0f(a, insn, next) : 0;
+
+	if (op >= 0x70 && op <= 0x7f)
+		return kx_relative(a, insn, next, KX_JCC, op & 0xf);
+
+	switch (op) {
+	case 0xeb:		/* jmp rel8 */
+	case 0xe9:		/* jmp rel32 */
+		return kx_relative(a, insn, next, KX_JMP, 0);
+	case 0xe8:		/* call rel32 */
+		return kx_relative(a, insn, next, KX_CALL, 0);
+	case 0xe0:		/* loopne */
+	case 0xe1:		/* loope */
+	case 0xe2:		/* loop */
+	case 0xe3:		/* jrcxz */
+		return kx_relative(a, insn, next, KX_LOOP, op);
+	case 0xc2:		/* ret imm16 */
+	case 0xc3:		/* ret */
+		if (kx_has_prefix(insn, 0x66))
+			return -EINVAL;
+		a->how = KX_RET;
+		a->ret_pop = op == 0xc2 ? (u16)insn->immediate.value : 0;
+		return 0;
+	case 0xff:
+		if (reg == 2)
+			return kx_indirect(a, insn, next, KX_CALL_IND);
+		if (reg == 4)
+			return kx_indirect(a, insn, next, KX_JMP_IND);
+		if (reg == 3 || reg == 5)	/* far call, far jmp */
+			return -EINVAL;
+		return 0;
+	case 0xc7:		/* c7 f8: xbegin rel32 */
+		if (insn->modrm.bytes[0] == 0xf8)
+			return -EINVAL;
+		return 0;
+	case 0x9c:		/* pushf */
+		a->how = KX_STEP_PUSHF;
+		return 0;
+	case 0x9d:		/* popf */
+	case 0xfa:		/* cli */
+	case 0xfb:		/* sti */
+	case 0xcf:		/* iret */
+	case 0xcc:		/* int3 */
+	case 0xcd:		/* int n */
+	case 0xce:		/* into */
+	case 0xf1:		/* int1 */
+	case 0xf4:		/* hlt */
+	case 0x9a:		/* far call */
+	case 0xea:		/* far jmp */
+	case 0xca:		/* far ret imm16 */
+	case 0xcb:		/* far ret */
+	case 0x8e:		/* mov to a segment register */
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Put a copy of the instruction (@orig, decoded as @insn, from @addr) at
+ * @img, which will live at @at.  A RIP-relative operand keeps pointing at
+ * the same byte.  Returns false if it cannot reach it from there.
+ */
+static bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
+			  const u8 *orig, unsigned long addr)
+{
+	long disp;
+
+	memcpy(img, orig, insn->length);
+	if (!insn_rip_relative(insn))
+		return true;
+
+	disp = (long)insn->displacement.value + (long)(addr - at);
+	if (disp != (s32)disp)
+		return false;
+	put_unaligned_le32((s32)disp, img + insn_offset_displacement(insn));
+	return true;
+}
+
+/* A jmp rel32 at @img (living at @at) to @dest; false if out of reach. */
+static bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
+{
+	long rel = (long)(dest - (at + JMP32_INSN_SIZE));
+
+	if (rel != (s32)rel)
+		return false;
+	img[0] = JMP32_INSN_OPCODE;
+	put_unaligned_le32((s32)rel, img + 1);
+	return true;
+}
+
+/*
+ * Fill a new slot for a stepped instruction:
+ *   KX_TRAP_COPY:  <copy> int3                  (the tracked step)
+ *   KX_LOOSE_COPY: <copy> jmp <addr + len>      (the untracked one)
+ * and int3 everywhere else.  The slot is read-only, so the image is built
+ * here and written with text_poke_copy().
+ */
+static int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
+			 const u8 *orig, unsigned long addr)
+{
+	u8 img[KPROBE_SLOT_SIZE];
+	unsigned long base;
+	u8 *slot;
+
+	BUILD_BUG_ON(KX_TRAP_COPY + MAX_INSN_SIZE + INT3_INSN_SIZE > KX_LOOSE_COPY);
+	BUILD_BUG_ON(KX_LOOSE_COPY + MAX_INSN_SIZE + JMP32_INSN_SIZE > KPROBE_SLOT_SIZE);
+
+	slot = kprobe_slot_alloc();
+	if (!slot)
+		return -ENOMEM;
+	base = (unsigned long)slot;
+
+	memset(img, INT3_INSN_OPCODE, sizeof(img));
+	if (!kx_place_copy(img + KX_TRAP_COPY, base + KX_TRAP_COPY,
+			   insn, orig, addr) ||
+	    !kx_place_copy(img + KX_LOOSE_COPY, base + KX_LOOSE_COPY,
+			   insn, orig, addr) ||
+	    !kx_place_jmp(img + KX_LOOSE_COPY + insn->length,
+			  base + KX_LOOSE_COPY + insn->length,
+			  addr + insn->length)) {
+		kprobe_slot_free(slot);
+		return -EINVAL;
+	}
+
+	text_poke_copy(slot, img, sizeof(img));
+	a->slot = slot;
+	return 0;
+}
+
+/**
+ * arch_kprobe_site_prepare - check and prepare the instruction of a site
+ * @s: the site; s->addr is the probed address, s->flags says KSITE_FTRACE
+ * @opcode: where to store the first byte of the instruction
+ *
+ * Decodes the instruction, decides whether it is emulated or stepped out
+ * of line and, for the latter, builds its slot.  Sites carried by ftrace
+ * only record their first byte.
+ *
+ * Return: 0, -EINVAL if the instruction cannot be probed, -EILSEQ if it
+ * does not decode, -ENOMEM if no slot is left.
+ */
+int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
+{
+	struct arch_kprobe_site *a = &s->arch;
+	unsigned long addr = (unsigned long)s->addr;
+	u8 buf[MAX_INSN_SIZE];
+	struct insn insn;
+	int len, ret;
+
+	memset(a, 0, sizeof(*a));
+
+	len = kx_fetch(addr, buf);
+	if (!len)
+		return -EINVAL;
+
+	if (s->flags & KSITE_FTRACE) {
+		a->how = KX_FTRACE;
+		a->len = MCOUNT_INSN_SIZE;
+		a->opcode = buf[0];
+		*opcode = buf[0];
+		return 0;
+	}
+
+	/* Someone else's breakpoint (kgdb, a text_poke_bp() in flight...). */
+	if (buf[0] == INT3_INSN_OPCODE) {
+		pr_debug("%pS: already an int3 there\n", s->addr);
+		return -EINVAL;
+	}
+
+	if (insn_decode(&insn, buf, len, INSN_MODE_KERN) < 0 || !insn.length)
+		return -EILSEQ;
+
+	ret = kx_classify(a, &insn, addr);
+	if (ret) {
+		pr_debug("%pS: instruction cannot be probed (%*ph)\n",
+			 s->addr, insn.length, buf);
+		return ret;
+	}
+
+	if (a->how == KX_STEP || a->how == KX_STEP_PUSHF) {
+		ret = kx_build_slot(a, &insn, buf, addr);
+		if (ret)
+			return ret;
+	}
+
+	a->opcode = buf[0];
+	*opcode = buf[0];
+	return 0;
+}
+
+/**
+ * arch_kprobe_site_release - free what arch_kprobe_site_prepare() took
+ * @s: the site; no CPU can be executing its slot any more
+ */
+void arch_kprobe_site_release(struct kprobe_site *s)
+{
+	if (s->arch.slot) {
+		kprobe_slot_free(s->arch.slot);
+		s->arch.slot = NULL;
+	}
+}
+
+/* ---- Placement -------------------------------------------------------- */
+
+/**
+ * arch_kprobe_on_insn_boundary - does an instruction start at @addr?
+ * @addr: the address to check
+ * @offset: its distance from the start of its function
+ *
+ * Decodes forward from the start of the function.  Armed breakpoint sites
+ * on the way have int3 as their first byte; their saved byte is put back
+ * before decoding them.  The caller holds kprobe_mutex, so those sites
+ * stay put while we look at them.
+ *
+ * Return: true if decoding lands exactly on @addr.
+ */
+bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
+{
+	unsigned long pos = addr - offset;
+	u8 buf[MAX_INSN_SIZE];
+	struct kprobe_site *s;
+	struct insn insn;
+	int len;
+
+	while (pos < addr) {
+		len = kx_fetch(pos, buf);
+		if (!len)
+			return false;
+
+		if (buf[0] == INT3_INSN_OPCODE) {
+			preempt_disable();
+			s = kprobe_site_lookup(pos);
+			if (s && s->arch.how != KX_FTRACE)
+				buf[0] = s->arch.opcode;
+			preempt_enable();
+			/*
+			 * Not a kprobe: ftrace may be rewriting its call site
+			 * right now (text_poke_bp() leaves int3 in front of
+			 * it for a while).  The site is 5 bytes either way.
+			 */
+			if (!s && ftrace_location(pos) == pos) {
+				pos += MCOUNT_INSN_SIZE;
+				continue;
+			}
+		}
+
+		if (insn_decode(&insn, buf, len, INSN_MODE_KERN) < 0 ||
+		    !insn.length)
+			return false;
+		pos += insn.length;
+	}
+	return pos == addr;
+}
+
+/**
+ * arch_adjust_kprobe_addr - move a probe off a function's ENDBR
+ * @addr: symbol + @offset
+ * @offset: offset into the symbol
+ * @on_func_entry: set to whether the result is the function's entry
+ *
+ * With IBT, a function that can be reached indirectly starts with ENDBR64
+ * (or, once sealed, a 4-byte nop in its place).  The breakpoint must not
+ * replace it, so a probe on the symbol itself goes right after it, and
+ * both offsets count as the function's entry.
+ *
+ * Return: the address to probe.
+ */
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
+					 unsigned long offset,
+					 bool *on_func_entry)
+{
+	u32 head;
+
+	*on_func_entry = !offset;
+	if (HAS_KERNEL_IBT &&
+	    (offset == 0 || offset == ENDBR_INSN_SIZE) &&
+	    !copy_from_kernel_nofault(&head, (void *)(addr - offset), sizeof(head)) &&
+	    is_endbr(head)) {
+		*on_func_entry = true;
+		if (!offset)
+			addr += ENDBR_INSN_SIZE;
+	}
+	return (kprobe_opcode_t *)addr;
+}
+
+/**
+ * arch_populate_kprobe_blacklist - x86 text that must never be probed
+ *
+ * The core already refuses the entry text (which runs before the kernel's
+ * own stack, GS base and CR3 are in place), noinstr and the irq entry
+ * text.  What is left on x86 are the ftrace trampoline templates: ftrace
+ * copies them byte for byte into every trampoline it allocates, so a
+ * breakpoint in them would be copied along as a stray int3 that no site
+ * owns.
+ *
+ * Return: 0 or the error from kprobe_add_area_blacklist().
+ */
+int arch_populate_kprobe_blacklist(void)
+{
+	int ret = 0;
+
+#ifdef CONFIG_DYNAMIC_FTRACE
+	ret = kprobe_add_area_blacklist((unsigned long)ftrace_caller,
+					(unsigned long)ftrace_caller_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)ftrace_regs_caller,
+						(unsigned long)ftrace_regs_caller_end);
+#endif
+	return ret;
+}
+
+/* ---- Arming -------------------------------------------------------------- */
+
+/* Did this batch write anything?  Protected by text_mutex. */
+static bool kx_batch_dirty;
+
+/**
+ * arch_kprobe_poke - plant or remove the breakpoint of a site
+ * @s: a breakpoint site
+ * @arm: true to write int3, false to put the original byte back
+ *
+ * A single-byte write is atomic with respect to instruction fetch: every
+ * CPU sees either the old instruction or int3.  Other CPUs are only
+ * guaranteed to stop using stale bytes after arch_kprobe_poke_finish().
+ * Caller holds text_mutex.
+ */
+void arch_kprobe_poke(struct kprobe_site *s, bool arm)
+{
+	u8 byte = arm ? INT3_INSN_OPCODE : s->arch.opcode;
+
+	lockdep_assert_held(&text_mutex);
+	if (WARN_ON_ONCE(s->flags & KSITE_FTRACE) || (s->flags & KSITE_GONE))
+		return;
+	text_poke(s->addr, &byte, INT3_INSN_SIZE);
+	kx_batch_dirty = true;
+}
+
+/**
+ * arch_kprobe_poke_finish - make a batch of pokes visible everywhere
+ *
+ * One serializing IPI round for the whole batch.  Caller holds text_mutex.
+ */
+void arch_kprobe_poke_finish(void)
+{
+	lockdep_assert_held(&text_mutex);
+	if (!kx_batch_dirty)
+		return;
+	kx_batch_dirty = false;
+	text_poke_sync();
+}
+
+/* ---- Hit path ---------------------------------------------------------- */
+
+/* pt_regs offsets of the general registers, in encoding order. */
+static const u8 kx_gpr_offset[16] = {
+	offsetof(struct pt_regs, ax),  offsetof(struct pt_regs, cx),
+	offsetof(struct pt_regs, dx),  offsetof(struct pt_regs, bx),
+	offsetof(struct pt_regs, sp),  offsetof(struct pt_regs, bp),
+	offsetof(struct pt_regs, si),  offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, r8),  offsetof(struct pt_regs, r9),
+	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+};
+
+static nokprobe_inline unsigned long kx_gpr(struct pt_regs *regs, u8 nr)
+{
+	return *(unsigned long *)((u8 *)regs + kx_gpr_offset[nr & 15]);
+}
+
+/*
+ * Destination of an indirect branch.  The operand is read with an
+ * exception-table protected load; false if it cannot be read.
+ */
+static nokprobe_inline bool kx_indirect_dest(struct arch_kprobe_site *a,
+					     struct pt_regs *regs,
+					     unsigned long *dest)
+{
+	unsigned long ea;
+
+	if (!(a->cc & KX_IND_MEM)) {
+		*dest = kx_gpr(regs, a->base);
+		return true;
+	}
+
+	ea = a->target;
+	if (a->base != KX_NO_REG)
+		ea += kx_gpr(regs, a->base);
+	if (a->index != KX_NO_REG)
+		ea += kx_gpr(regs, a->index) << (a->cc & 3);
+
+	__get_kernel_nofault(dest, (void *)ea, unsigned long, unreadable);
+	return true;
+unreadable:
+	return false;
+}
+
+/*
+ * Execute an emulated instruction of @s on @regs, as the CPU would have at
+ * s->addr.  Pushes go below regs->sp: the int3 entry code leaves a gap
+ * there for exactly this.  Returns false if it could not be done.
+ */
+static bool kx_emulate(struct kprobe_site *s, struct pt_regs *regs)
+{
+	struct arch_kprobe_site *a = &s->arch;
+	unsigned long next = (unsigned long)s->addr + a->len;
+	unsigned long dest;
+	bool taken;
+
+	switch (a->how) {
+	case KX_JMP:
+		int3_emulate_jmp(regs, a->target);
+		return true;
+	case KX_CALL:
+		int3_emulate_push(regs, next);
+		int3_emulate_jmp(regs, a->target);
+		return true;
+	case KX_JCC:
+		int3_emulate_jcc(regs, a->cc, next, a->target - next);
+		return true;
+	case KX_LOOP:
+		if (a->cc == 0xe3) {			/* jrcxz */
+			taken = !regs->cx;
+		} else {
+			regs->cx--;
+			taken = regs->cx != 0;
+			if (a->cc == 0xe0)		/* loopne */
+				taken = taken && !(regs->flags & X86_EFLAGS_ZF);
+			else if (a->cc == 0xe1)		/* loope */
+				taken = taken && (regs->flags & X86_EFLAGS_ZF);
+		}
+		int3_emulate_jmp(regs, taken ? a->target : next);
+		return true;
+	case KX_RET:
+		int3_emulate_ret(regs);
+		regs->sp += a->ret_pop;
+		return true;
+	case KX_JMP_IND:
+	case KX_CALL_IND:
+		if (!kx_indirect_dest(a, regs, &dest))
+			return false;
+		if (a->how == KX_CALL_IND)
+			int3_emulate_push(regs, next);
+		int3_emulate_jmp(regs, dest);
+		return true;
+	}
+	return false;
+}
+
+NOKPROBE_SYMBOL(kx_emulate);
+
+static nokprobe_inline bool kx_is_emulated(struct kprobe_site *s)
+{
+	return s->arch.how >= KX_JMP;
+}
+
+/*
+ * An emulation failed: only an indirect branch through unreadable memory
+ * can do that, and the real instruction would have oopsed on it.  Leave
+ * %rip on the probed instruction and report the trap as not handled, so
+ * the kernel dies there with the probed context's registers.
+ */
+static int kx_emulation_failed(struct kprobe_site *s, struct pt_regs *regs)
+{
+	regs->ip = (unsigned long)s->addr;
+	pr_emerg("cannot emulate the branch at %pS: its operand is unreadable\n",
+		 s->addr);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kx_emulation_failed);
+
+/* Send the CPU to the tracked copy of @s, with interrupts held off. */
+static nokprobe_inline int kx_start_step(struct kx_frame *f, struct pt_regs *regs)
+{
+	f->if_flag = regs->flags & X86_EFLAGS_IF;
+	regs->flags &= ~X86_EFLAGS_IF;
+	regs->ip = (unsigned long)f->site->arch.slot + KX_TRAP_COPY;
+	barrier();
+	f->phase = KX_FRAME_STEPPING;
+	return 1;
+}
+
+/* The int3 after the tracked copy fired: finish the hit. */
+static int kx_end_step(struct kx_cpu *c, struct kx_frame *f,
+		       struct pt_regs *regs)
+{
+	struct kprobe_site *s = f->site;
+
+	f->phase = KX_FRAME_BUSY;
+	regs->ip = (unsigned long)s->addr + s->arch.len;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
+
+	/* pushf stored the IF we had cleared: store the real one. */
+	if (s->arch.how == KX_STEP_PUSHF) {
+		u16 *word = (u16 *)regs->sp;
+
+		*word = (*word & ~X86_EFLAGS_IF) | f->if_flag;
+	}
+
+	if (!f->missed)
+		kprobe_site_post(s, regs);
+	kx_pop(c, f);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(kx_end_step);
+
+/*
+ * No frame left: run the instruction without one (see the top of this
+ * file).  Only reached with the stack full, which nesting cannot do.
+ */
+static int kx_run_unframed(struct kprobe_site *s, struct pt_regs *regs)
+{
+	if (kx_is_emulated(s))
+		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
+
+	if (!(regs->flags & X86_EFLAGS_IF)) {
+		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+		return 1;
+	}
+
+	pr_emerg("probe at %pS hit %u deep with interrupts on; cannot step it\n",
+		 s->addr, KX_NEST);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kx_run_unframed);
+
+/* A hit while this CPU already runs a probe: execute, count, no handlers. */
+static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
+		      struct pt_regs *regs, struct kprobe *running)
+{
+	struct kx_frame *f;
+
+	kprobe_site_missed(s);
+
+	if (kx_is_emulated(s))
+		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
+
+	f = kx_push(c, s, running, true);
+	if (!f)
+		return kx_run_unframed(s, regs);
+	return kx_start_step(f, regs);
+}
+
+NOKPROBE_SYMBOL(kx_reenter);
+
+/**
+ * kprobe_int3_handler - take a breakpoint that may belong to kprobes
+ * @regs: the trapped context; regs->ip is just past the int3
+ *
+ * Three kinds of int3 are ours: the one ending a step in flight on this
+ * CPU, the breakpoint of a site, and a breakpoint that was removed while
+ * this CPU was trapping on it.
+ *
+ * Return: 1 if handled (regs say where to resume), 0 if not ours.
+ */
+int kprobe_int3_handler(struct pt_regs *regs)
+{
+	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
+	struct kprobe *running;
+	struct kprobe_site *s;
+	struct kx_frame *f;
+	unsigned long addr;
+
+	if (user_mode(regs))
+		return 0;
+
+	addr = regs->ip - INT3_INSN_SIZE;
+
+	f = kx_top(c);
+	if (f && f->phase == KX_FRAME_STEPPING && addr == kx_step_end(f->site))
+		return kx_end_step(c, f, regs);
+
+	s = kprobe_site_lookup(addr);
+	if (!s || s->arch.how == KX_FTRACE) {
+		/*
+		 * The site went away while we were trapping: once the int3
+		 * is gone from the text, run what is there now.
+		 */
+		if (READ_ONCE(*(u8 *)addr) != INT3_INSN_OPCODE) {
+			regs->ip = addr;
+			return 1;
+		}
+		return 0;
+	}
+
+	running = kprobe_running();
+	if (running)
+		return kx_reenter(c, s, regs, running);
+
+	f = kx_push(c, s, NULL, false);
+	if (!f) {
+		kprobe_site_missed(s);
+		return kx_run_unframed(s, regs);
+	}
+
+	/*
+	 * current_kprobe must stay non-NULL until the hit is over: that is
+	 * what sends faults in the copy to kprobe_fault_handler() and makes
+	 * nested hits count as missed.  kprobe_site_first() never returns
+	 * NULL, but a handler may have reset it.
+	 */
+	running = kprobe_site_first(s);
+	__this_cpu_write(current_kprobe, running);
+	if (kprobe_site_pre(s, regs)) {
+		/* A handler moved regs->ip: the instruction is skipped. */
+		kx_pop(c, f);
+		return 1;
+	}
+	if (!kprobe_running())
+		__this_cpu_write(current_kprobe, running);
+
+	if (!kx_is_emulated(s))
+		return kx_start_step(f, regs);
+
+	if (!kx_emulate(s, regs)) {
+		kx_pop(c, f);
+		return kx_emulation_failed(s, regs);
+	}
+	kprobe_site_post(s, regs);
+	kx_pop(c, f);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(kprobe_int3_handler);
+
+/**
+ * kprobe_fault_handler - a fault while this CPU runs a probe
+ * @regs: the faulting context
+ * @trapnr: X86_TRAP_PF or X86_TRAP_GP
+ *
+ * If the fault comes from the out-of-line copy of the step in flight, put
+ * the context back on the original instruction, as if the probe were not
+ * there, and forget the step: whatever fixup the original instruction has
+ * applies.  The page-fault path consults us before its own fixups, so
+ * returning 0 is enough there; the #GP path has already tried the
+ * exception table, against the copy's address, so we try it again for the
+ * original one.  Faults anywhere else (in a handler, or in an NMI that
+ * came during the step) are left alone.
+ *
+ * Return: 1 only if the fault was fixed here.
+ */
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
+	struct kx_frame *f = kx_top(c);
+	unsigned long copy;
+
+	if (user_mode(regs) || !f || f->phase != KX_FRAME_STEPPING)
+		return 0;
+
+	copy = (unsigned long)f->site->arch.slot + KX_TRAP_COPY;
+	if (regs->ip < copy || regs->ip >= copy + f->site->arch.len)
+		return 0;
+
+	regs->ip = (unsigned long)f->site->addr;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
+	kx_pop(c, f);
+
+	if (trapnr == X86_TRAP_GP)
+		return fixup_exception(regs, trapnr, current->thread.error_code, 0);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kprobe_fault_handler);

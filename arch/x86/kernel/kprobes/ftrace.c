@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86-64 kprobes backend: sites carried by ftrace.
+ *
+ * A probe on a function's fentry call site cannot use a breakpoint: ftrace
+ * owns those five bytes.  The core instead filters one ftrace_ops (with
+ * SAVE_REGS and IPMODIFY) to such sites, and ftrace calls the handler below
+ * from ftrace_regs_caller with a full pt_regs.  There is nothing to step:
+ * the "probed instruction" is ftrace's own nop, and executing it means
+ * going on at the next instruction.
+ *
+ * In ftrace_regs_caller, regs->ip starts as the return address of the
+ * fentry call (ip + MCOUNT_INSN_SIZE), and whatever it holds afterwards is
+ * where the function resumes.  So an untouched regs->ip must read
+ * ip + MCOUNT_INSN_SIZE on the way out.  The handlers, though, expect to
+ * see what a breakpoint would show them: regs->ip just past an int3 at the
+ * probed address.  We present that, then move regs->ip past the nop before
+ * the post handlers, unless a pre_handler redirected execution.
+ */
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/ftrace.h>
+#include <linux/trace_recursion.h>
+
+#include <asm/text-patching.h>
+
+/**
+ * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops
+ * @ip: address of the fentry call site (the site's address)
+ * @parent_ip: return address of the traced function
+ * @ops: the kprobes ftrace_ops
+ * @fregs: the saved registers
+ *
+ * Runs the site's handlers like a breakpoint hit would, or counts a miss
+ * when this CPU is already inside a probe.  Does nothing once ftrace has
+ * been declared dead (kprobe_ftrace_kill()).  Preemption is off between
+ * the recursion lock and unlock, which is what current_kprobe needs.
+ */
+void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct kprobe_site *s;
+	int bit;
+
+	if (unlikely(!regs || READ_ONCE(kprobe_ftrace_disabled)))
+		return;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+
+	s = kprobe_site_lookup(ip);
+	if (unlikely(!s))
+		goto out;
+
+	if (kprobe_running()) {
+		kprobe_site_missed(s);
+		goto out;
+	}
+
+	__this_cpu_write(current_kprobe, kprobe_site_first(s));
+	regs->ip = ip + INT3_INSN_SIZE;
+	if (kprobe_site_pre(s, regs)) {
+		/*
+		 * Redirected: ftrace resumes wherever regs->ip now points.  A
+		 * handler that claimed a redirection but left regs->ip where
+		 * we put it would send the CPU into the middle of the nop;
+		 * resume after the nop instead, which is all that skipping a
+		 * nop can mean.
+		 */
+		if (regs->ip == ip + INT3_INSN_SIZE)
+			regs->ip = ip + MCOUNT_INSN_SIZE;
+	} else {
+		/* The nop has "run": resume after it, then post handlers. */
+		regs->ip = ip + MCOUNT_INSN_SIZE;
+		kprobe_site_post(s, regs);
+	}
+	__this_cpu_write(current_kprobe, NULL);
+out:
+	ftrace_test_recursion_unlock(bit);
+}
+
+NOKPROBE_SYMBOL(kprobe_ftrace_handler);
