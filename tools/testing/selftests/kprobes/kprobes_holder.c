@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helper module for run_tests.sh: holds one or two kprobes, placed by
+ * symbol name given as module parameters, for as long as it is loaded.
+ *
+ *   sym=NAME [offset=N] [sym2=NAME]
+ *
+ * Read-only parameters report each probe's hit count and address; the
+ * writable "disabled" and "disabled2" parameters call disable_kprobe() or
+ * enable_kprobe() on it.  The probes are unregistered on unload, whatever
+ * became of the text they were placed on.
+ */
+#include <linux/atomic.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+struct kph_probe {
+	struct kprobe kp;
+	atomic_t hits;
+	bool registered;
+};
+
+static struct kph_probe kph_probes[2];
+
+static char *sym;
+module_param(sym, charp, 0444);
+MODULE_PARM_DESC(sym, "symbol (or module:symbol) of the first probe");
+
+static unsigned int offset;
+module_param(offset, uint, 0444);
+MODULE_PARM_DESC(offset, "offset of the first probe from sym");
+
+static char *sym2;
+module_param(sym2, charp, 0444);
+MODULE_PARM_DESC(sym2, "symbol of the optional second probe");
+
+static struct kph_probe *kph_of(const struct kernel_param *kp)
+{
+	return &kph_probes[(unsigned long)kp->arg];
+}
+
+static int kph_hits_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%d\n", atomic_read(&kph_of(kp)->hits));
+}
+
+static const struct kernel_param_ops kph_hits_ops = {
+	.get = kph_hits_get,
+};
+
+static int kph_addr_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%016lx\n",
+			 (unsigned long)kph_of(kp)->kp.addr);
+}
+
+static const struct kernel_param_ops kph_addr_ops = {
+	.get = kph_addr_get,
+};
+
+static int kph_disabled_get(char *buf, const struct kernel_param *kp)
+{
+	bool off = kph_of(kp)->kp.flags & KPROBE_FLAG_DISABLED;
+
+	return scnprintf(buf, PAGE_SIZE, "%d\n", off);
+}
+
+static int kph_disabled_set(const char *val, const struct kernel_param *kp)
+{
+	struct kph_probe *p = kph_of(kp);
+	bool off;
+	int ret;
+
+	ret = kstrtobool(val, &off);
+	if (ret)
+		return ret;
+	if (!p->registered)
+		return -ENODEV;
+	return off ? disable_kprobe(&p->kp) : enable_kprobe(&p->kp);
+}
+
+static const struct kernel_param_ops kph_disabled_ops = {
+	.get = kph_disabled_get,
+	.set = kph_disabled_set,
+};
+
+module_param_cb(hits, &kph_hits_ops, (void *)0, 0444);
+MODULE_PARM_DESC(hits, "pre_handler runs of the first probe");
+module_param_cb(hits2, &kph_hits_ops, (void *)1, 0444);
+MODULE_PARM_DESC(hits2, "pre_handler runs of the second probe");
+module_param_cb(addr, &kph_addr_ops, (void *)0, 0444);
+MODULE_PARM_DESC(addr, "address of the first probe");
+module_param_cb(addr2, &kph_addr_ops, (void *)1, 0444);
+MODULE_PARM_DESC(addr2, "address of the second probe");
+module_param_cb(disabled, &kph_disabled_ops, (void *)0, 0644);
+MODULE_PARM_DESC(disabled, "1: disable_kprobe(), 0: enable_kprobe() (first)");
+module_param_cb(disabled2, &kph_disabled_ops, (void *)1, 0644);
+MODULE_PARM_DESC(disabled2, "1: disable_kprobe(), 0: enable_kprobe() (second)");
+
+static int kph_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kph_probe *p = container_of(kp, struct kph_probe, kp);
+
+	atomic_inc(&p->hits);
+	return 0;
+}
+
+static int kph_add(struct kph_probe *p, const char *name, unsigned int off)
+{
+	int ret;
+
+	p->kp.symbol_name = name;
+	p->kp.offset = off;
+	p->kp.pre_handler = kph_pre;
+	ret = register_kprobe(&p->kp);
+	if (ret) {
+		pr_err("kprobes_holder: cannot probe %s+%u: %d\n", name, off, ret);
+		return ret;
+	}
+	p->registered = true;
+	return 0;
+}
+
+static int __init kph_init(void)
+{
+	int ret;
+
+	if (!sym)
+		return -EINVAL;
+	ret = kph_add(&kph_probes[0], sym, offset);
+	if (ret || !sym2)
+		return ret;
+	ret = kph_add(&kph_probes[1], sym2, 0);
+	if (ret)
+		unregister_kprobe(&kph_probes[0].kp);
+	return ret;
+}
+
+static void __exit kph_exit(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kph_probes); i++)
+		if (kph_probes[i].registered)
+			unregister_kprobe(&kph_probes[i].kp);
+}
+
+module_init(kph_init);
+module_exit(kph_exit);
+MODULE_DESCRIPTION("Holds kprobes for the kprobes selftest script");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit cases for the kprobes API: registration, enabling, handlers,
+ * errors and the blacklist.  The probed functions are in kprobes_target.ko.
+ *
+ * The cases must pass both on our kprobes and on the upstream ones; where
+ * the two differ on purpose, the "upstream" module parameter (set by
+ * run_tests.sh from the kernel command line) says which one runs and the
+ * case explains the difference.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include "kprobes_target.h"
+
+static bool upstream;
+module_param(upstream, bool, 0444);
+MODULE_PARM_DESC(upstream, "the kernel runs the upstream kprobes (baseline)");
+
+/* A probe with the counters its handlers keep. */
+struct kpk_probe {
+	struct kprobe kp;
+	atomic_t pre_hits;
+	atomic_t post_hits;
+	int id;
+	/* Set by kpk_pre_note() and kpk_post_note(). */
+	unsigned long pre_ax;
+	unsigned long post_ax;
+	unsigned long post_ip;
+	int pre_seq;
+	int post_seq;
+};
+
+#define KPK_NPROBES	6
+
+/*
+ * Probes live in static storage, never on a test's stack: a probe left
+ * registered by a failing case must not point at freed memory.
+ */
+static struct kpk_probe kpk_pool[KPK_NPROBES];
+
+/* Registered probes of the running case, unregistered by kpk_exit(). */
+struct kpk_ctx {
+	struct kprobe *live[KPK_NPROBES];
+};
+
+static atomic_t kpk_seq;
+
+static int kpk_pre_count(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	atomic_inc(&p->pre_hits);
+	return 0;
+}
+
+static void kpk_post_count(struct kprobe *kp, struct pt_regs *regs,
+			   unsigned long flags)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	atomic_inc(&p->post_hits);
+}
+
+static struct kpk_probe *kpk_new(int i)
+{
+	struct kpk_probe *p = &kpk_pool[i];
+
+	memset(p, 0, sizeof(*p));
+	p->id = i;
+	p->kp.pre_handler = kpk_pre_count;
+	return p;
+}
+
+static void kpk_track(struct kunit *test, struct kprobe *kp)
+{
+	struct kpk_ctx *ctx = test->priv;
+	int i;
+
+	for (i = 0; i < KPK_NPROBES; i++) {
+		if (!ctx->live[i]) {
+			ctx->live[i] = kp;
+			return;
+		}
+	}
+	KUNIT_FAIL(test, "too many live probes");
+}
+
+static void kpk_untrack(struct kunit *test, struct kprobe *kp)
+{
+	struct kpk_ctx *ctx = test->priv;
+	int i;
+
+	for (i = 0; i < KPK_NPROBES; i++)
+		if (ctx->live[i] == kp)
+			ctx->live[i] = NULL;
+}
+
+static int kpk_register(struct kunit *test, struct kpk_probe *p)
+{
+	int ret = register_kprobe(&p->kp);
+
+	if (!ret)
+		kpk_track(test, &p->kp);
+	return ret;
+}
+
+static void kpk_unregister(struct kunit *test, struct kpk_probe *p)
+{
+	kpk_untrack(test, &p->kp);
+	unregister_kprobe(&p->kp);
+}
+
+static int kpk_hits(struct kpk_probe *p)
+{
+	return atomic_read(&p->pre_hits);
+}
+
+static int kpk_init(struct kunit *test)
+{
+	test->priv = kunit_kzalloc(test, sizeof(struct kpk_ctx), GFP_KERNEL);
+	if (!test->priv)
+		return -ENOMEM;
+	atomic_set(&kpk_seq, 0);
+	return 0;
+}
+
+static void kpk_exit(struct kunit *test)
+{
+	struct kpk_ctx *ctx = test->priv;
+	int i;
+
+	for (i = 0; i < KPK_NPROBES; i++) {
+		if (ctx->live[i]) {
+			unregister_kprobe(ctx->live[i]);
+			ctx->live[i] = NULL;
+		}
+	}
+}
+
+/*
+ * After a failed registration the kprobes state must be intact: a fresh
+ * probe on @fn registers, fires exactly once per call and goes away.
+ */
+static void kpk_expect_healthy(struct kunit *test, int (*fn)(int))
+{
+	struct kpk_probe *p = kpk_new(KPK_NPROBES - 1);
+
+	p->kp.addr = (kprobe_opcode_t *)fn;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	fn(0);
+	fn(1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	kpk_unregister(test, p);
+	fn(2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+}
+
+/* ---------------------------------------------------------------------
+ * Registration, enabling, addressing
+ */
+
+static void kpk_register_unregister(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+	int i;
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_a;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, kpt_func_a(i), i + 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 5);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpk_unregister(test, p);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kpt_func_a(i), i + 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 5);
+}
+
+static void kpk_register_array(struct kunit *test)
+{
+	struct kpk_probe *a = kpk_new(0), *b = kpk_new(1), *c = kpk_new(2);
+	struct kprobe *kps[] = { &a->kp, &b->kp, &c->kp };
+	int i;
+
+	a->kp.addr = (kprobe_opcode_t *)kpt_func_a;
+	b->kp.addr = (kprobe_opcode_t *)kpt_func_b;
+	c->kp.addr = (kprobe_opcode_t *)kpt_func_c;
+	KUNIT_ASSERT_EQ(test, register_kprobes(kps, ARRAY_SIZE(kps)), 0);
+	for (i = 0; i < ARRAY_SIZE(kps); i++)
+		kpk_track(test, kps[i]);
+
+	for (i = 0; i < 2; i++) {
+		kpt_func_a(i);
+		kpt_func_b(i);
+		kpt_func_c(i);
+	}
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(c), 2);
+
+	for (i = 0; i < ARRAY_SIZE(kps); i++)
+		kpk_untrack(test, kps[i]);
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	kpt_func_a(0);
+	kpt_func_b(0);
+	kpt_func_c(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(c), 2);
+}
+
+/*
+ * A bad probe in the middle of the array: the call fails with its error
+ * and the probes before it are unregistered again.
+ */
+static void kpk_register_array_rollback(struct kunit *test)
+{
+	struct kpk_probe *a = kpk_new(0), *b = kpk_new(1);
+	struct kpk_probe *bad = kpk_new(2), *c = kpk_new(3);
+	struct kprobe *kps[] = { &a->kp, &b->kp, &bad->kp, &c->kp };
+	int i, ret;
+
+	a->kp.addr = (kprobe_opcode_t *)kpt_func_a;
+	b->kp.addr = (kprobe_opcode_t *)kpt_func_b;
+	bad->kp.symbol_name = "kpk_no_such_symbol";
+	c->kp.addr = (kprobe_opcode_t *)kpt_func_c;
+
+	ret = register_kprobes(kps, ARRAY_SIZE(kps));
+	if (!ret)
+		for (i = 0; i < ARRAY_SIZE(kps); i++)
+			kpk_track(test, kps[i]);
+	KUNIT_ASSERT_EQ(test, ret, -ENOENT);
+	kpt_func_a(0);
+	kpt_func_b(0);
+	kpt_func_c(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(c), 0);
+
+	/*
+	 * Nothing of them stayed behind: each registers again on its own.
+	 * Like any unregistered probe, the caller resets its flags first:
+	 * upstream leaves KPROBE_FLAG_DISABLED set on unregistration.
+	 */
+	a->kp.flags = 0;
+	b->kp.flags = 0;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, a), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, b), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, c), 0);
+	kpt_func_a(0);
+	kpt_func_b(0);
+	kpt_func_c(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(c), 1);
+	kpk_unregister(test, a);
+	kpk_unregister(test, b);
+	kpk_unregister(test, c);
+}
+
+static void kpk_enable_disable(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_b;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	kpt_func_b(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&p->kp), 0);
+	KUNIT_EXPECT_TRUE(test, p->kp.flags & KPROBE_FLAG_DISABLED);
+	kpt_func_b(0);
+	kpt_func_b(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p->kp), 0);
+	KUNIT_EXPECT_FALSE(test, p->kp.flags & KPROBE_FLAG_DISABLED);
+	kpt_func_b(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	kpk_unregister(test, p);
+}
+
+static void kpk_register_disabled(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_c;
+	p->kp.flags = KPROBE_FLAG_DISABLED;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	kpt_func_c(0);
+	kpt_func_c(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 0);
+
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p->kp), 0);
+	kpt_func_c(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_unregister(test, p);
+}
+
+/*
+ * Register on @fn by address, note where the probe went, unregister:
+ * a probe by name must land at the same place.
+ */
+static kprobe_opcode_t *kpk_addr_of(struct kunit *test, int (*fn)(int))
+{
+	struct kpk_probe *p = kpk_new(KPK_NPROBES - 1);
+	kprobe_opcode_t *addr;
+
+	p->kp.addr = (kprobe_opcode_t *)fn;
+	if (kpk_register(test, p))
+		return NULL;
+	addr = p->kp.addr;
+	kpk_unregister(test, p);
+	return addr;
+}
+
+static void kpk_by_symbol(struct kunit *test)
+{
+	kprobe_opcode_t *want = kpk_addr_of(test, kpt_func_d);
+	struct kpk_probe *p = kpk_new(0);
+
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	p->kp.symbol_name = "kpt_func_d";
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p->kp.addr, want);
+	kpt_func_d(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_unregister(test, p);
+}
+
+static void kpk_by_symbol_offset(struct kunit *test)
+{
+	unsigned long insn = kpt_label_addr(KPT_L_ADD_INSN);
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.symbol_name = "kpt_asm_add";
+	p->kp.offset = insn - (unsigned long)kpt_asm_add;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned long)p->kp.addr, insn);
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_unregister(test, p);
+}
+
+static void kpk_by_module_symbol(struct kunit *test)
+{
+	kprobe_opcode_t *want = kpk_addr_of(test, kpt_func_e);
+	struct kpk_probe *p = kpk_new(0);
+
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	p->kp.symbol_name = KPT_MODNAME ":kpt_func_e";
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p->kp.addr, want);
+	kpt_func_e(0);
+	kpt_func_e(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	kpk_unregister(test, p);
+}
+
+static struct kunit_case kpk_api_cases[] = {
+	KUNIT_CASE(kpk_register_unregister),
+	KUNIT_CASE(kpk_register_array),
+	KUNIT_CASE(kpk_register_array_rollback),
+	KUNIT_CASE(kpk_enable_disable),
+	KUNIT_CASE(kpk_register_disabled),
+	KUNIT_CASE(kpk_by_symbol),
+	KUNIT_CASE(kpk_by_symbol_offset),
+	KUNIT_CASE(kpk_by_module_symbol),
+	{}
+};
+
+static struct kunit_suite kpk_api_suite = {
+	.name = "kprobes_api",
+	.init = kpk_init,
+	.exit = kpk_exit,
+	.test_cases = kpk_api_cases,
+};
+
+/* ---------------------------------------------------------------------
+ * Bad input
+ */
+
+static void kpk_err_addr_and_symbol(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	p->kp.symbol_name = "kpt_func_f";
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EINVAL);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static void kpk_err_no_location(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EINVAL);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static void kpk_err_unknown_symbol(struct kunit *test)
+{
+	static const char * const names[] = {
+		"kpk_no_such_symbol",
+		KPT_MODNAME ":kpk_no_such_symbol",
+		"kpk_no_such_module:kpt_func_f",
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		struct kpk_probe *p = kpk_new(0);
+
+		p->kp.symbol_name = names[i];
+		KUNIT_EXPECT_EQ_MSG(test, kpk_register(test, p), -ENOENT,
+				    "symbol %s", names[i]);
+	}
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+/*
+ * One byte into a function: kpt_asm_add starts with a two-byte mov (or
+ * with a four-byte endbr64 when IBT is on), a C function with its
+ * five-byte ftrace call site (or endbr64).  Neither is an instruction
+ * boundary.
+ */
+static void kpk_err_not_boundary(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)((unsigned long)kpt_asm_add + 1);
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EILSEQ);
+
+	p = kpk_new(0);
+	p->kp.symbol_name = "kpt_func_f";
+	p->kp.offset = 1;
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EILSEQ);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static void kpk_err_not_text(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)(unsigned long)&jiffies;
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EINVAL);
+
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)&kpt_data;
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EINVAL);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static void kpk_err_register_twice(struct kunit *test)
+{
+	struct kpk_probe *p;
+
+	if (upstream)
+		kunit_skip(test,
+			   "upstream WARNs on re-registration; ours returns -EINVAL without a splat");
+
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, register_kprobe(&p->kp), -EINVAL);
+	/* Still registered once, and only once. */
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_unregister(test, p);
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static void kpk_err_unregister_unregistered(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0), *other = kpk_new(1);
+
+	/* Never registered: unregistering it only clears its address. */
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	unregister_kprobe(&p->kp);
+	KUNIT_EXPECT_NULL(test, p->kp.addr);
+
+	/* Same, at an address where another probe is registered. */
+	other->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, other), 0);
+	p = kpk_new(0);
+	p->kp.addr = other->kp.addr;
+	unregister_kprobe(&p->kp);
+	KUNIT_EXPECT_NULL(test, p->kp.addr);
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(other), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 0);
+	kpk_unregister(test, other);
+
+	/* And unregistering twice is as quiet. */
+	unregister_kprobe(&other->kp);
+	KUNIT_EXPECT_NULL(test, other->kp.addr);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+static struct kunit_case kpk_err_cases[] = {
+	KUNIT_CASE(kpk_err_addr_and_symbol),
+	KUNIT_CASE(kpk_err_no_location),
+	KUNIT_CASE(kpk_err_unknown_symbol),
+	KUNIT_CASE(kpk_err_not_boundary),
+	KUNIT_CASE(kpk_err_not_text),
+	KUNIT_CASE(kpk_err_register_twice),
+	KUNIT_CASE(kpk_err_unregister_unregistered),
+	{}
+};
+
+static struct kunit_suite kpk_err_suite = {
+	.name = "kprobes_errors",
+	.init = kpk_init,
+	.exit = kpk_exit,
+	.test_cases = kpk_err_cases,
+};
+
+/* ---------------------------------------------------------------------
+ * Handlers
+ */
+
+static int kpk_pre_note(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	p->pre_ax = regs->ax;
+	p->pre_seq = atomic_inc_return(&kpk_seq);
+	atomic_inc(&p->pre_hits);
+	return 0;
+}
+
+static void kpk_post_note(struct kprobe *kp, struct pt_regs *regs,
+			  unsigned long flags)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	p->post_ax = regs->ax;
+	p->post_ip = instruction_pointer(regs);
+	p->post_seq = atomic_inc_return(&kpk_seq);
+	atomic_inc(&p->post_hits);
+}
+
+/*
+ * The probe sits on "addl $KPT_ADD_IMM, %eax": the pre_handler sees %eax
+ * before the add, the post_handler after it, with the ip on the next
+ * instruction.
+ */
+static void kpk_post_handler(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	p->kp.pre_handler = kpk_pre_note;
+	p->kp.post_handler = kpk_post_note;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(100), 100 + KPT_ADD_IMM);
+	kpk_unregister(test, p);
+
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 1);
+	KUNIT_EXPECT_LT(test, p->pre_seq, p->post_seq);
+	KUNIT_EXPECT_EQ(test, (u32)p->pre_ax, 100U);
+	KUNIT_EXPECT_EQ(test, (u32)p->post_ax, 100U + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, p->post_ip, kpt_label_addr(KPT_L_ADD_NEXT));
+}
+
+/* On entry of kpt_ret_a, continue in kpt_ret_b instead. */
+static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	atomic_inc(&p->pre_hits);
+	instruction_pointer_set(regs, (unsigned long)kpt_ret_b);
+	return 1;
+}
+
+static void kpk_change_path(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	KUNIT_ASSERT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+	p->kp.pre_handler = kpk_pre_divert;
+	p->kp.post_handler = kpk_post_count;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+}
+
+/* Several probes at one address record the order they ran in. */
+#define KPK_ORDER_MAX	16
+static int kpk_order[KPK_ORDER_MAX];
+static atomic_t kpk_norder;
+
+static int kpk_pre_order(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+	int n = atomic_inc_return(&kpk_norder) - 1;
+
+	if (n < KPK_ORDER_MAX)
+		kpk_order[n] = p->id;
+	atomic_inc(&p->pre_hits);
+	return 0;
+}
+
+/*
+ * Call the target once and compare the handlers' order with @want, the
+ * ids in registration order.  Upstream runs them newest first (it adds
+ * each new probe at the head of the list); ours in registration order.
+ */
+static void kpk_expect_order(struct kunit *test, const int *want, int n)
+{
+	int i;
+
+	atomic_set(&kpk_norder, 0);
+	kpt_func_c(0);
+	KUNIT_ASSERT_EQ(test, atomic_read(&kpk_norder), n);
+	for (i = 0; i < n; i++) {
+		int w = upstream ? want[n - 1 - i] : want[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, kpk_order[i], w, "handler #%d", i);
+	}
+}
+
+static void kpk_multi_probe(struct kunit *test)
+{
+	struct kpk_probe *p[4];
+	int i;
+
+	if (upstream)
+		kunit_info(test, "upstream order is newest first\n");
+	for (i = 0; i < ARRAY_SIZE(p); i++) {
+		p[i] = kpk_new(i);
+		p[i]->kp.addr = (kprobe_opcode_t *)kpt_func_c;
+		p[i]->kp.pre_handler = kpk_pre_order;
+	}
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p[i]), 0);
+	KUNIT_EXPECT_PTR_EQ(test, p[1]->kp.addr, p[0]->kp.addr);
+	KUNIT_EXPECT_PTR_EQ(test, p[2]->kp.addr, p[0]->kp.addr);
+	kpk_expect_order(test, (const int[]){ 0, 1, 2 }, 3);
+
+	/* Disabling one leaves the others running. */
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&p[1]->kp), 0);
+	kpk_expect_order(test, (const int[]){ 0, 2 }, 2);
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p[1]->kp), 0);
+	kpk_expect_order(test, (const int[]){ 0, 1, 2 }, 3);
+
+	/* So does removing one, and adding one. */
+	kpk_unregister(test, p[0]);
+	kpk_expect_order(test, (const int[]){ 1, 2 }, 2);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p[3]), 0);
+	kpk_expect_order(test, (const int[]){ 1, 2, 3 }, 3);
+
+	kpk_unregister(test, p[1]);
+	kpk_unregister(test, p[2]);
+	kpk_expect_order(test, (const int[]){ 3 }, 1);
+	kpk_unregister(test, p[3]);
+	kpk_expect_order(test, NULL, 0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[0]), 3);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[1]), 4);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[2]), 5);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[3]), 2);
+}
+
+/* The outer probe's handler calls functions that carry probes too. */
+static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	atomic_inc(&p->pre_hits);
+	kpt_reent_inner(1);
+	kpt_asm_add(1);
+	return 0;
+}
+
+/*
+ * A probe hit while a handler runs is missed: its handlers do not run
+ * and its nmissed grows, once per hit.  Checked for a probe on a function
+ * entry and for one inside a function.
+ */
+static void kpk_reentrant(struct kunit *test)
+{
+	struct kpk_probe *outer = kpk_new(0);
+	struct kpk_probe *entry = kpk_new(1), *inner = kpk_new(2);
+	int i;
+
+	outer->kp.addr = (kprobe_opcode_t *)kpt_reent_outer;
+	outer->kp.pre_handler = kpk_pre_call_inner;
+	entry->kp.addr = (kprobe_opcode_t *)kpt_reent_inner;
+	inner->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, entry), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, inner), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, outer), 0);
+
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, kpt_reent_outer(i), i + 11);
+	KUNIT_EXPECT_EQ(test, kpk_hits(outer), 3);
+	KUNIT_EXPECT_EQ(test, kpk_hits(entry), 0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(inner), 0);
+	KUNIT_EXPECT_EQ(test, entry->kp.nmissed, 3UL);
+	KUNIT_EXPECT_EQ(test, inner->kp.nmissed, 3UL);
+	KUNIT_EXPECT_EQ(test, outer->kp.nmissed, 0UL);
+
+	/* Outside a handler they fire as usual. */
+	kpt_reent_inner(0);
+	kpt_asm_add(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(entry), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(inner), 1);
+	KUNIT_EXPECT_EQ(test, entry->kp.nmissed, 3UL);
+	KUNIT_EXPECT_EQ(test, inner->kp.nmissed, 3UL);
+
+	kpk_unregister(test, outer);
+	kpk_unregister(test, inner);
+	kpk_unregister(test, entry);
+}
+
+/*
+ * A kernel address that is certain to fault: the guard page that follows
+ * every vmalloc area.
+ */
+static void *kpk_bad_ptr(void **area)
+{
+	*area = vmalloc(PAGE_SIZE);
+	if (!*area)
+		return NULL;
+	return *area + PAGE_SIZE;
+}
+
+static void *kpk_fault_addr;
+static long kpk_fault_ret;
+
+static int kpk_pre_fault(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+	int val;
+
+	kpk_fault_ret = copy_from_kernel_nofault(&val, kpk_fault_addr,
+						 sizeof(val));
+	atomic_inc(&p->pre_hits);
+	return 0;
+}
+
+static void kpk_handler_fault(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+	void *area;
+
+	kpk_fault_addr = kpk_bad_ptr(&area);
+	KUNIT_ASSERT_NOT_NULL(test, kpk_fault_addr);
+	kpk_fault_ret = 1;
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_a;
+	p->kp.pre_handler = kpk_pre_fault;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_func_a(1), 2);
+	kpk_unregister(test, p);
+	vfree(area);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	KUNIT_EXPECT_EQ(test, kpk_fault_ret, (long)-EFAULT);
+}
+
+/*
+ * The probed instruction itself faults while it runs out of line; the
+ * exception table fixup of the original instruction must apply.
+ */
+static void kpk_insn_fault(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+	int val = 42;
+	void *area;
+	int *bad;
+
+	bad = kpk_bad_ptr(&area);
+	KUNIT_ASSERT_NOT_NULL(test, bad);
+	KUNIT_ASSERT_EQ(test, kpt_asm_load(bad), KPT_LOAD_FIXUP);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_LOAD_INSN);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_asm_load(&val), 42);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	KUNIT_EXPECT_EQ(test, kpt_asm_load(bad), KPT_LOAD_FIXUP);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	/* The probe still works after the fault. */
+	KUNIT_EXPECT_EQ(test, kpt_asm_load(&val), 42);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 3);
+	kpk_unregister(test, p);
+	vfree(area);
+}
+
+/* Two CPUs hit the same probes at once. */
+#define KPK_SMP_ITERS	10000
+
+struct kpk_smp_arg {
+	struct completion done;
+};
+
+static struct kpk_smp_arg kpk_smp_args[2];
+static struct completion kpk_smp_go;
+
+static int kpk_smp_thread(void *data)
+{
+	struct kpk_smp_arg *arg = data;
+	int i;
+
+	wait_for_completion(&kpk_smp_go);
+	for (i = 0; i < KPK_SMP_ITERS; i++) {
+		kpt_smp_func(i);
+		kpt_asm_add(i);
+		if (!(i % 1024))
+			cond_resched();
+	}
+	complete(&arg->done);
+	return 0;
+}
+
+static void kpk_smp(struct kunit *test)
+{
+	struct kpk_probe *entry = kpk_new(0), *mid = kpk_new(1);
+	int cpu[2], i;
+	bool done = true;
+
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	if (cpu[1] >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+
+	entry->kp.addr = (kprobe_opcode_t *)kpt_smp_func;
+	mid->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, entry), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, mid), 0);
+
+	init_completion(&kpk_smp_go);
+	for (i = 0; i < 2; i++) {
+		struct task_struct *t;
+
+		init_completion(&kpk_smp_args[i].done);
+		t = kthread_create(kpk_smp_thread, &kpk_smp_args[i],
+				   "%s/%d", __func__, cpu[i]);
+		if (IS_ERR(t)) {
+			KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(t));
+			complete(&kpk_smp_args[i].done);
+			continue;
+		}
+		kthread_bind(t, cpu[i]);
+		wake_up_process(t);
+	}
+	complete_all(&kpk_smp_go);
+	for (i = 0; i < 2; i++)
+		if (!wait_for_completion_timeout(&kpk_smp_args[i].done, 300 * HZ))
+			done = false;
+	KUNIT_ASSERT_TRUE_MSG(test, done, "threads did not finish");
+
+	kpk_unregister(test, entry);
+	kpk_unregister(test, mid);
+	KUNIT_EXPECT_EQ(test, kpk_hits(entry), 2 * KPK_SMP_ITERS);
+	KUNIT_EXPECT_EQ(test, kpk_hits(mid), 2 * KPK_SMP_ITERS);
+	KUNIT_EXPECT_EQ(test, entry->kp.nmissed, 0UL);
+	KUNIT_EXPECT_EQ(test, mid->kp.nmissed, 0UL);
+}
+
+static struct kunit_case kpk_handler_cases[] = {
+	KUNIT_CASE(kpk_post_handler),
+	KUNIT_CASE(kpk_change_path),
+	KUNIT_CASE(kpk_multi_probe),
+	KUNIT_CASE(kpk_reentrant),
+	KUNIT_CASE(kpk_handler_fault),
+	KUNIT_CASE(kpk_insn_fault),
+	KUNIT_CASE_SLOW(kpk_smp),
+	{}
+};
+
+static struct kunit_suite kpk_handler_suite = {
+	.name = "kprobes_handlers",
+	.init = kpk_init,
+	.exit = kpk_exit,
+	.test_cases = kpk_handler_cases,
+};
+
+/* ---------------------------------------------------------------------
+ * Places that must not be probed
+ */
+
+static void kpk_expect_refused(struct kunit *test, const char *name)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.symbol_name = name;
+	KUNIT_EXPECT_EQ_MSG(test, kpk_register(test, p), -EINVAL,
+			    "probe on %s", name);
+}
+
+static void kpk_bl_nokprobe(struct kunit *test)
+{
+	kpk_expect_refused(test, "notify_die");
+	kpk_expect_healthy(test, kpt_func_a);
+}
+
+static void kpk_bl_entry_text(struct kunit *test)
+{
+	kpk_expect_refused(test, "asm_exc_int3");
+	kpk_expect_refused(test, "entry_SYSCALL_64");
+	kpk_expect_refused(test, "exc_int3");
+	kpk_expect_healthy(test, kpt_func_a);
+}
+
+static void kpk_bl_kprobes_code(struct kunit *test)
+{
+	kpk_expect_refused(test, "kprobe_int3_handler");
+	kpk_expect_healthy(test, kpt_func_a);
+}
+
+static struct kunit_case kpk_bl_cases[] = {
+	KUNIT_CASE(kpk_bl_nokprobe),
+	KUNIT_CASE(kpk_bl_entry_text),
+	KUNIT_CASE(kpk_bl_kprobes_code),
+	{}
+};
+
+static struct kunit_suite kpk_bl_suite = {
+	.name = "kprobes_blacklist",
+	.init = kpk_init,
+	.exit = kpk_exit,
+	.test_cases = kpk_bl_cases,
+};
+
+kunit_test_suites(&kpk_api_suite, &kpk_err_suite, &kpk_handler_suite,
+		  &kpk_bl_suite);
+
+MODULE_DESCRIPTION("KUnit cases for the kprobes API");
+MODULE_LICENSE("GPL");

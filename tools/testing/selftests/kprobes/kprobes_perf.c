@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes_perf FUNC: put a kprobe on FUNC with perf_event_open() and the
+ * "kprobe" PMU, count its hits in this process while it reads a file ten
+ * times, and print the count.  Exits 0 when every read was counted.
+ *
+ * Built static (the selftest guest has no libc) by the kprobes selftest
+ * Makefile.
+ */
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PMU_TYPE_FILE	"/sys/bus/event_source/devices/kprobe/type"
+#define NREADS		10
+
+static int pmu_type(void)
+{
+	FILE *f = fopen(PMU_TYPE_FILE, "r");
+	int type = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+static void do_reads(void)
+{
+	char buf[64];
+	int i, fd;
+
+	for (i = 0; i < NREADS; i++) {
+		fd = open("/proc/version", O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (read(fd, buf, sizeof(buf)) < 0)
+			perror("read");
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *func = argc > 1 ? argv[1] : "vfs_read";
+	struct perf_event_attr attr;
+	__u64 count = 0;
+	int type, fd;
+
+	type = pmu_type();
+	if (type < 0) {
+		fprintf(stderr, "cannot read %s\n", PMU_TYPE_FILE);
+		return 1;
+	}
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = 0;		/* entry probe, not a return probe */
+	attr.kprobe_func = (unsigned long)func;
+	attr.probe_offset = 0;
+	attr.disabled = 1;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		perror("perf_event_open");
+		return 1;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		perror("ioctl");
+		return 1;
+	}
+	do_reads();
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &count, sizeof(count)) != sizeof(count)) {
+		perror("read count");
+		return 1;
+	}
+	close(fd);
+
+	printf("%s: %llu hits for %d reads\n", func,
+	       (unsigned long long)count, NREADS);
+	return count >= NREADS ? 0 : 1;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Target module of the kprobes selftests.
+ *
+ * It holds the functions the KUnit cases and run_tests.sh put probes on.
+ * They live here, and not in the test module, so that a test can name
+ * them as "kprobes_target:func" and so that run_tests.sh can unload this
+ * module while a probe on it stays registered.
+ *
+ * At load time the module also probes one of its own __init functions
+ * and leaves that probe registered: once the init text is freed the probe
+ * must be reported as gone.
+ */
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include "kprobes_target.h"
+
+int kpt_data = 1;
+EXPORT_SYMBOL_GPL(kpt_data);
+
+static int kpt_sink;
+
+/*
+ * Every target does a little visible work, so that it is neither folded
+ * into its callers nor merged with a twin.
+ */
+__used noinline int kpt_func_a(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 1;
+}
+EXPORT_SYMBOL_GPL(kpt_func_a);
+
+__used noinline int kpt_func_b(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 2;
+}
+EXPORT_SYMBOL_GPL(kpt_func_b);
+
+__used noinline int kpt_func_c(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 3;
+}
+EXPORT_SYMBOL_GPL(kpt_func_c);
+
+__used noinline int kpt_func_d(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 4;
+}
+EXPORT_SYMBOL_GPL(kpt_func_d);
+
+__used noinline int kpt_func_e(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 5;
+}
+EXPORT_SYMBOL_GPL(kpt_func_e);
+
+__used noinline int kpt_func_f(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 6;
+}
+EXPORT_SYMBOL_GPL(kpt_func_f);
+
+__used noinline int kpt_reent_inner(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 7;
+}
+EXPORT_SYMBOL_GPL(kpt_reent_inner);
+
+__used noinline int kpt_smp_func(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 8;
+}
+EXPORT_SYMBOL_GPL(kpt_smp_func);
+
+__used noinline int kpt_shell_a(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 9;
+}
+EXPORT_SYMBOL_GPL(kpt_shell_a);
+
+__used noinline int kpt_shell_b(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 10;
+}
+EXPORT_SYMBOL_GPL(kpt_shell_b);
+
+__used noinline int kpt_reent_outer(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 11;
+}
+EXPORT_SYMBOL_GPL(kpt_reent_outer);
+
+__used noinline int kpt_ret_a(void)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, KPT_RET_A);
+	return KPT_RET_A;
+}
+EXPORT_SYMBOL_GPL(kpt_ret_a);
+
+__used noinline int kpt_ret_b(void)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, KPT_RET_B);
+	return KPT_RET_B;
+}
+EXPORT_SYMBOL_GPL(kpt_ret_b);
+
+unsigned long kpt_label_addr(enum kpt_label label)
+{
+	switch (label) {
+	case KPT_L_ADD_INSN:
+		return (unsigned long)kpt_asm_add_insn;
+	case KPT_L_ADD_NEXT:
+		return (unsigned long)kpt_asm_add_next;
+	case KPT_L_LOAD_INSN:
+		return (unsigned long)kpt_asm_load_insn;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kpt_label_addr);
+
+/*
+ * "trigger": writing N calls the shell-level targets N times each, so
+ * that run_tests.sh can hit probes placed on them.
+ */
+#define KPT_TRIGGER_MAX		1000000
+
+static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n, i;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n > KPT_TRIGGER_MAX)
+		return -ERANGE;
+	for (i = 0; i < n; i++) {
+		kpt_shell_a(i);
+		kpt_shell_b(i);
+		kpt_asm_add(i);
+	}
+	return 0;
+}
+
+static const struct kernel_param_ops kpt_trigger_ops = {
+	.set = kpt_trigger_set,
+};
+module_param_cb(trigger, &kpt_trigger_ops, NULL, 0200);
+MODULE_PARM_DESC(trigger, "write N: call the shell-level targets N times");
+
+/* The probe this module puts on its own init text. */
+static int kpt_init_hits;
+module_param_named(init_hits, kpt_init_hits, int, 0444);
+MODULE_PARM_DESC(init_hits, "hits of the probe on the init function");
+
+static int kpt_init_reg_ret = -ENODATA;
+module_param_named(init_reg_ret, kpt_init_reg_ret, int, 0444);
+MODULE_PARM_DESC(init_reg_ret, "register_kprobe() result for that probe");
+
+static struct kprobe kpt_init_kp;
+
+static int kpt_init_addr_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%016lx\n",
+			 (unsigned long)READ_ONCE(kpt_init_kp.addr));
+}
+
+static const struct kernel_param_ops kpt_init_addr_ops = {
+	.get = kpt_init_addr_get,
+};
+module_param_cb(init_probe_addr, &kpt_init_addr_ops, NULL, 0444);
+MODULE_PARM_DESC(init_probe_addr, "address of the probe on the init function");
+
+static int kpt_init_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	kpt_init_hits++;
+	return 0;
+}
+
+static noinline int __init kpt_init_func(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 12;
+}
+
+static int __init kpt_init(void)
+{
+	int (*fn)(int) = kpt_init_func;
+
+	kpt_init_kp.addr = (kprobe_opcode_t *)fn;
+	kpt_init_kp.pre_handler = kpt_init_pre;
+	kpt_init_reg_ret = register_kprobe(&kpt_init_kp);
+	if (!kpt_init_reg_ret)
+		kpt_init_func(1);
+	/* The probe stays registered: its text goes away after this. */
+	return 0;
+}
+
+static void __exit kpt_exit(void)
+{
+	if (!kpt_init_reg_ret)
+		unregister_kprobe(&kpt_init_kp);
+}
+
+module_init(kpt_init);
+module_exit(kpt_exit);
+MODULE_DESCRIPTION("Probe targets for the kprobes selftests");
+MODULE_LICENSE("GPL");

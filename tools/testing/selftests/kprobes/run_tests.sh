@@ -1,0 +1,411 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kprobes selftests, shell-level cases.  Runs from the directory that holds
+# the built modules (busybox ash is enough) and prints KTAP on stdout.
+# The KUnit cases of kprobes_kunit.ko report to the kernel log; the
+# "kunit_suites" case below sums them up.
+#
+# Every wait and loop here is bounded.
+
+cd "$(dirname "$0")" || exit 1
+
+DEBUGFS=/sys/kernel/debug
+TRACEFS=/sys/kernel/tracing
+KPDIR=$DEBUGFS/kprobes
+TGT=/sys/module/kprobes_target/parameters
+HLD=/sys/module/kprobes_holder/parameters
+SUITES="kprobes_api kprobes_errors kprobes_handlers kprobes_blacklist"
+SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic'
+
+NTESTS=12
+num=0
+why=
+
+# ---------------------------------------------------------------- helpers
+
+diag()
+{
+	echo "# $*"
+}
+
+# run NAME FUNCTION: 0 passes, 2 skips, anything else fails; $why explains.
+run()
+{
+	num=$((num + 1))
+	why=
+	"$2"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $num $1"
+	elif [ $rc -eq 2 ]; then
+		echo "ok $num $1 # SKIP $why"
+	else
+		[ -n "$why" ] && diag "$why"
+		echo "not ok $num $1"
+	fi
+}
+
+fail()
+{
+	why="$*"
+	return 1
+}
+
+splat_count()
+{
+	dmesg | grep -c -E "$SPLAT"
+}
+
+upstream()
+{
+	grep -q 'ktest\.tree=upstream' /proc/cmdline
+}
+
+loaded()
+{
+	[ -d "/sys/module/$1" ]
+}
+
+unload()
+{
+	loaded "$1" && rmmod "$1"
+	! loaded "$1"
+}
+
+# The line of debugfs kprobes/list for the probe at address $1 (hex).
+list_line()
+{
+	grep -i "^0*$1 " "$KPDIR/list" | head -n 1
+}
+
+trigger()
+{
+	echo "$1" > "$TGT/trigger"
+}
+
+hld()
+{
+	cat "$HLD/$1"
+}
+
+# Load kprobes_holder.ko with the given parameters.
+holder()
+{
+	unload kprobes_holder || return 1
+	insmod ./kprobes_holder.ko "$@" 2>/dev/null
+}
+
+mount_fs()
+{
+	[ -d "$KPDIR" ] || mount -t debugfs nodev "$DEBUGFS" 2>/dev/null
+	[ -e "$TRACEFS/kprobe_events" ] ||
+		mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+}
+
+# ------------------------------------------------------------------ cases
+
+# The target module probes its own __init function from its init and
+# keeps the probe: it fired during init and is [GONE] once init is over.
+t_init_probe_gone()
+{
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	[ "$(cat $TGT/init_reg_ret)" = 0 ] ||
+		fail "register_kprobe on own __init: $(cat $TGT/init_reg_ret)" ||
+		return
+	[ "$(cat $TGT/init_hits)" = 1 ] ||
+		fail "init probe hits: $(cat $TGT/init_hits), want 1" || return
+	addr=$(cat $TGT/init_probe_addr)
+	line=$(list_line "$addr")
+	[ -n "$line" ] || fail "no list line for $addr" || return
+	echo "$line" | grep -q '\[GONE\]' || fail "not gone: $line"
+}
+
+# Runs the KUnit suites of kprobes_kunit.ko (their KTAP goes to the
+# kernel log) and checks each suite's top-level result there.
+t_kunit_suites()
+{
+	loaded kprobes_target || fail "kprobes_target not loaded" || return
+	unload kprobes_kunit || fail "cannot unload kprobes_kunit" || return
+	param=
+	upstream && param="upstream=1"
+	insmod ./kprobes_kunit.ko $param ||
+		fail "insmod kprobes_kunit.ko failed" || return
+	log=$(dmesg)
+	bad=
+	for s in $SUITES; do
+		if echo "$log" | grep -q -E "not ok [0-9]+ $s( |\$)"; then
+			bad="$bad $s"
+		elif ! echo "$log" | grep -q -E "ok [0-9]+ $s( |\$)"; then
+			bad="$bad $s(no-result)"
+		fi
+	done
+	unload kprobes_kunit || fail "rmmod kprobes_kunit failed" || return
+	[ -z "$bad" ] || fail "failed suites:$bad"
+}
+
+# debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
+# name known unprobeable functions.
+t_blacklist_file()
+{
+	f=$KPDIR/blacklist
+	[ -r "$f" ] || fail "no $f" || return
+	total=$(grep -c . "$f")
+	good=$(grep -c -E '^0x[0-9a-f]+-0x[0-9a-f]+	[^ ]+$' "$f")
+	[ "$total" -gt 0 ] && [ "$total" = "$good" ] ||
+		fail "$good of $total lines well-formed" || return
+	for s in notify_die kprobe_int3_handler; do
+		grep -q "	$s\$" "$f" || fail "$s not listed" || return
+	done
+	# Ranges are real: start < end on the notify_die line.
+	range=$(grep "	notify_die\$" "$f" | head -n 1 | cut -f 1)
+	s=${range%-*}
+	e=${range#*-}
+	[ "${#s}" = "${#e}" ] && expr "$s" \< "$e" > /dev/null ||
+		fail "bad range $range"
+}
+
+# A probe on a module function fires, count exact, while the module lives.
+t_module_probe()
+{
+	holder sym=kprobes_target:kpt_shell_a sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 10
+	[ "$(hld hits)" = 10 ] && [ "$(hld hits2)" = 10 ] ||
+		fail "hits $(hld hits)/$(hld hits2), want 10/10"
+}
+
+# debugfs kprobes/list: "<addr>  k  <sym>+<off>  <module> <marks>"; the
+# module name may be bracketed ("[mod]", ours) or bare (upstream).
+t_list_format()
+{
+	loaded kprobes_holder || fail "kprobes_holder not loaded" || return
+	a1=$(hld addr)
+	a2=$(hld addr2)
+	l1=$(list_line "$a1")
+	[ -n "$l1" ] || fail "no list line for $a1" || return
+	set -- $l1
+	[ "$2" = k ] || fail "type '$2' in: $l1" || return
+	echo "$3" | grep -q -E '^kpt_shell_a\+0x[0-9a-f]+$' ||
+		fail "symbol '$3' in: $l1" || return
+	[ "$4" = kprobes_target ] || [ "$4" = "[kprobes_target]" ] ||
+		fail "module '$4' in: $l1" || return
+	echo "$l1" | grep -q -E '\[(GONE|DISABLED)\]' &&
+		{ fail "unexpected mark: $l1"; return; }
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	l2=$(list_line "$a2")
+	echo "$l2" | grep -q 'kpt_shell_b+0x.*\[DISABLED\]' ||
+		fail "no [DISABLED] mark: $l2" || return
+	l1=$(list_line "$a1")
+	echo "$l1" | grep -q '\[DISABLED\]' &&
+		{ fail "both disabled: $l1"; return; }
+	echo 0 > "$HLD/disabled2" || fail "enable_kprobe failed" || return
+	l2=$(list_line "$a2")
+	echo "$l2" | grep -q '\[DISABLED\]' &&
+		{ fail "still disabled: $l2"; return; }
+	return 0
+}
+
+# debugfs kprobes/enabled: 0 silences every probe, 1 re-arms them, and a
+# probe disabled on its own stays disabled across the two.
+t_enabled_file()
+{
+	f=$KPDIR/enabled
+	loaded kprobes_holder || fail "kprobes_holder not loaded" || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	h1=$(hld hits)
+	h2=$(hld hits2)
+	echo 0 > "$f"
+	v=$(cat $f)
+	trigger 5
+	n1=$(hld hits)
+	n2=$(hld hits2)
+	echo 1 > "$f"
+	[ "$v" = 0 ] || fail "enabled reads '$v' after writing 0" || return
+	[ "$n1" = "$h1" ] && [ "$n2" = "$h2" ] ||
+		fail "fired while disarmed: $h1/$h2 -> $n1/$n2" || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	trigger 5
+	[ "$(hld hits)" = $((h1 + 5)) ] ||
+		fail "re-armed probe: $(hld hits), want $((h1 + 5))" || return
+	[ "$(hld hits2)" = "$h2" ] ||
+		fail "individually disabled probe fired after re-arm" || return
+	list_line "$(hld addr2)" | grep -q '\[DISABLED\]' ||
+		fail "[DISABLED] mark lost across 0/1" || return
+	echo 0 > "$HLD/disabled2" || fail "enable_kprobe failed" || return
+	trigger 1
+	[ "$(hld hits2)" = $((h2 + 1)) ] ||
+		fail "enabled probe: $(hld hits2), want $((h2 + 1))"
+}
+
+# A breakpoint probe that is not on a function entry runs its instruction
+# from a slot page, shown by /proc/kallsyms.
+t_kallsyms_insn_page()
+{
+	holder sym=kprobes_target:kpt_asm_add_insn ||
+		fail "insmod kprobes_holder.ko (kpt_asm_add_insn) failed" ||
+		return
+	trigger 3
+	[ "$(hld hits)" = 3 ] || fail "hits $(hld hits), want 3" || return
+	grep -q -E '^[0-9a-f]+ t kprobe_insn_page[[:space:]]+\[__builtin__kprobes\]$' \
+		/proc/kallsyms ||
+		fail "no kprobe_insn_page [__builtin__kprobes] in /proc/kallsyms"
+}
+
+# rmmod of a probed module: the probe stays registered, shows [GONE], and
+# unregistering it later is quiet.
+t_module_unload_gone()
+{
+	unload kprobes_kunit
+	holder sym=kprobes_target:kpt_shell_a ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "hits $(hld hits), want 2" || return
+	a=$(hld addr)
+	before=$(splat_count)
+	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
+	l=$(list_line "$a")
+	echo "$l" | grep -q '\[GONE\]' || fail "not gone: '$l'" || return
+	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
+	[ -z "$(list_line "$a")" ] || fail "still listed after unregister" ||
+		return
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
+ev_cleanup()
+{
+	for e in kpk_myprobe kpk_offprobe; do
+		[ -e "$TRACEFS/events/kprobes/$e/enable" ] &&
+			echo 0 > "$TRACEFS/events/kprobes/$e/enable"
+		echo "-:$e" >> "$TRACEFS/kprobe_events" 2>/dev/null
+	done
+	echo 0 > "$TRACEFS/tracing_on"
+	echo > "$TRACEFS/trace"
+	echo 1 > "$TRACEFS/tracing_on"
+}
+
+# Cause some reads.
+do_reads()
+{
+	i=0
+	while [ $i -lt 5 ]; do
+		read -r x < /proc/version
+		i=$((i + 1))
+	done
+	grep -q . /proc/cmdline
+}
+
+# kprobe_events: define, enable, hit, see it in trace and kprobe_profile,
+# disable, remove.
+t_kprobe_events()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	ev_cleanup
+	echo 'p:kpk_myprobe vfs_read' > "$TRACEFS/kprobe_events" ||
+		fail "cannot define p:kpk_myprobe vfs_read" || return
+	grep -q '^p:kprobes/kpk_myprobe vfs_read' "$TRACEFS/kprobe_events" ||
+		fail "not in kprobe_events: $(cat $TRACEFS/kprobe_events)" ||
+		return
+	grep -q 'vfs_read+0x' "$KPDIR/list" ||
+		fail "no vfs_read probe in debugfs list" || return
+	echo 1 > "$TRACEFS/events/kprobes/kpk_myprobe/enable" ||
+		fail "cannot enable" || return
+	do_reads
+	echo 0 > "$TRACEFS/events/kprobes/kpk_myprobe/enable"
+	grep -q 'kpk_myprobe: (vfs_read+' "$TRACEFS/trace" ||
+		fail "no kpk_myprobe: line in trace" || return
+	hits=$(awk '$1 == "kpk_myprobe" { print $2 }' \
+		"$TRACEFS/kprobe_profile")
+	[ -n "$hits" ] && [ "$hits" -gt 0 ] ||
+		fail "kprobe_profile hits '$hits'" || return
+	echo '-:kpk_myprobe' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot remove" || return
+	grep -q kpk_myprobe "$TRACEFS/kprobe_events" &&
+		{ fail "still defined after removal"; return; }
+	[ -e "$TRACEFS/events/kprobes/kpk_myprobe" ] &&
+		{ fail "event directory left behind"; return; }
+	return 0
+}
+
+# kprobe_events at vfs_read+<offset>: offsets inside an instruction are
+# refused, the first instruction boundary after the entry is accepted.
+t_kprobe_events_offset()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	ev_cleanup
+	echo "p:kpk_offprobe vfs_read+1" > "$TRACEFS/kprobe_events" \
+		2>/dev/null && { fail "vfs_read+1 was accepted"; return; }
+	# The first boundary past the entry (5: after the ftrace call site,
+	# 9: after endbr64 and the call site).
+	refused=0
+	off=5
+	found=
+	while [ $off -le 32 ]; do
+		if echo "p:kpk_offprobe vfs_read+$off" \
+			> "$TRACEFS/kprobe_events" 2>/dev/null; then
+			found=$off
+			break
+		fi
+		refused=$((refused + 1))
+		off=$((off + 1))
+	done
+	[ -n "$found" ] || fail "no offset in 5..32 accepted" || return
+	echo 1 > "$TRACEFS/events/kprobes/kpk_offprobe/enable" ||
+		fail "cannot enable" || return
+	do_reads
+	echo 0 > "$TRACEFS/events/kprobes/kpk_offprobe/enable"
+	grep -q "kpk_offprobe: (vfs_read+0x" "$TRACEFS/trace" ||
+		fail "no trace line for vfs_read+$found" || return
+	echo '-:kpk_offprobe' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot remove" || return
+	diag "vfs_read+$found accepted after $refused refused"
+}
+
+# perf_event_open() with the kprobe PMU, by the static helper program.
+t_perf_kprobe_pmu()
+{
+	[ -r /sys/bus/event_source/devices/kprobe/type ] ||
+		{ why="no kprobe PMU"; return 2; }
+	[ -x ./kprobes_perf ] || { why="kprobes_perf not built"; return 2; }
+	out=$(./kprobes_perf vfs_read 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || fail "kprobes_perf: $out" || return
+	diag "$out"
+}
+
+# No warning, BUG or oops in the kernel log during this run.
+t_no_splat()
+{
+	n=$(splat_count)
+	[ "$n" = "$splat0" ] || fail "$((n - splat0)) splat(s) in the kernel log"
+}
+
+# ------------------------------------------------------------------- main
+
+mount_fs
+splat0=$(splat_count)
+
+echo "KTAP version 1"
+echo "1..$NTESTS"
+upstream && diag "baseline: upstream kprobes"
+
+run init_probe_gone t_init_probe_gone
+run kunit_suites t_kunit_suites
+run blacklist_file t_blacklist_file
+run module_probe t_module_probe
+run list_format t_list_format
+run enabled_file t_enabled_file
+run kallsyms_insn_page t_kallsyms_insn_page
+run module_unload_gone t_module_unload_gone
+run kprobe_events t_kprobe_events
+run kprobe_events_offset t_kprobe_events_offset
+run perf_kprobe_pmu t_perf_kprobe_pmu
+run no_splat t_no_splat
+
+unload kprobes_holder
+unload kprobes_kunit
+unload kprobes_target
+ev_cleanup 2>/dev/null
+exit 0
