@@ -70,6 +70,12 @@ struct kprobe {
 	kprobe_opcode_t opcode;		/* first byte of the probed instruction */
 	struct list_head list;		/* on site->probes, registration order */
 	struct kprobe_site *site;	/* the address this probe shares */
+	/*
+	 * Never hashed by kprobes.  Kept because users (trace_kprobe) test
+	 * "registered" as !list_empty(&list) || !hlist_unhashed(&hlist) and
+	 * re-initialise both before reusing a probe.
+	 */
+	struct hlist_node hlist;
 };
 
 static inline bool kprobe_gone(struct kprobe *p)
