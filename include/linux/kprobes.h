@@ -16,20 +16,20 @@
 #ifndef _LINUX_KPROBES_H
 #define _LINUX_KPROBES_H
 
+#include <asm/kprobes.h>
+#include <linux/bug.h>
 #include <linux/compiler.h>
+#include <linux/ftrace.h>
 #include <linux/linkage.h>
 #include <linux/list.h>
-#include <linux/notifier.h>
-#include <linux/smp.h>
-#include <linux/bug.h>
-#include <linux/percpu.h>
-#include <linux/spinlock.h>
-#include <linux/rcupdate.h>
-#include <linux/mutex.h>
-#include <linux/ftrace.h>
-#include <linux/refcount.h>
 #include <linux/llist.h>
-#include <asm/kprobes.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
 
 struct kprobe;
 struct kprobe_site;
@@ -107,12 +107,12 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 struct kretprobe_pool;
 
 struct kretprobe {
-	struct kprobe kp;
-	kretprobe_handler_t handler;
-	kretprobe_handler_t entry_handler;
-	int maxactive;
-	int nmissed;
-	size_t data_size;
+	struct kprobe kp;		/* on the function's entry */
+	kretprobe_handler_t entry_handler;	/* optional */
+	kretprobe_handler_t handler;	/* on return */
+	size_t data_size;		/* bytes of kretprobe_instance.data */
+	int maxactive;			/* instances prepared up front */
+	int nmissed;			/* returns that could not be caught */
 	struct kretprobe_pool *pool;	/* ours */
 };
 
