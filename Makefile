@@ -1,0 +1,59 @@
+# Kprobes harness: build our kernel tree, boot it in QEMU, run the tests.
+# See README.md.  Everything is done by the scripts in harness/; this file
+# only strings them together.  Every target installs what it is missing.
+
+H := harness
+.NOTPARALLEL:
+.PHONY: all help deps prepare build run test shell \
+	baseline test-baseline run-baseline shell-baseline check clean
+
+all: build
+
+help:
+	@echo 'make run            build if needed, boot, load the kprobe sample, show it'
+	@echo 'make test           build if needed, boot, run the tests (KTAP), judge'
+	@echo 'make shell          boot our kernel with an interactive shell'
+	@echo 'make build          prepare and build our tree only (build/ours)'
+	@echo 'make baseline       build the untouched upstream tree (build/baseline)'
+	@echo 'make test-baseline  run the tests on the upstream kernel'
+	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
+	@echo 'make clean          remove build/ (keeps ~/.ccache)'
+
+deps:
+	@$(H)/deps.sh
+
+prepare: deps
+	@$(H)/prepare.sh ours
+
+build: prepare
+	@$(H)/build.sh ours
+
+run: build
+	@$(H)/boot.sh ours run
+
+test: build
+	@$(H)/boot.sh ours test
+
+shell: build
+	@$(H)/boot.sh ours shell
+
+baseline: deps
+	@$(H)/prepare.sh upstream
+	@$(H)/build.sh upstream
+
+test-baseline: baseline
+	@$(H)/boot.sh upstream test
+
+run-baseline: baseline
+	@$(H)/boot.sh upstream run
+
+shell-baseline: baseline
+	@$(H)/boot.sh upstream shell
+
+check:
+	@$(H)/deps.sh check
+	@$(H)/prepare.sh ours
+	@$(H)/check.sh
+
+clean:
+	rm -rf build

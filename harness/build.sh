@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Build a prepared tree (harness/prepare.sh first): the kernel and its
+# modules, the test modules of tools/testing/selftests/kprobes, and the
+# initramfs that carries them.
+#   harness/build.sh ours|upstream
+. "$(dirname "$0")/common.sh" "${1:-}"
+
+[ -f "$OBJ/.config" ] || die "${OBJ#$TOP/}/.config missing: run harness/prepare.sh $TREE"
+start=$SECONDS
+
+# ---- kernel --------------------------------------------------------------
+say "building $NAME kernel in ${OBJ#$TOP/} (-j$JOBS, full log: build/logs/build-$TREE.log)"
+kmake_logged "$LOGS/build-$TREE.log" "${KMAKE[@]}" -j"$JOBS" all ||
+	die "kernel build failed (full log: build/logs/build-$TREE.log)"
+say "kernel built in $((SECONDS - start)) s"
+
+# ---- test modules --------------------------------------------------------
+# Built from a copy under build/ so that no artifact lands in the repo.
+SUITE=$TDIR/suite
+new_list=$(mktemp)
+trap 'rm -f "$new_list"' EXIT
+tracked_files "$SUITE_DIR" | tr '\0' '\n' | sed "s|^$SUITE_DIR/||" | sort > "$new_list"
+if [ -s "$new_list" ]; then
+	# A file removed from the repo: start the copy afresh.
+	if [ -f "$TDIR/suite.list" ] && [ -n "$(comm -23 "$TDIR/suite.list" "$new_list")" ]; then
+		rm -rf "$SUITE"
+	fi
+	mkdir -p "$SUITE"
+	tr '\n' '\0' < "$new_list" |
+		rsync -r --perms --checksum --from0 --files-from=- "$TOP/$SUITE_DIR/" "$SUITE/"
+	cp "$new_list" "$TDIR/suite.list"
+	if [ -f "$SUITE/Makefile" ] || [ -f "$SUITE/Kbuild" ]; then
+		say "building the test modules of $SUITE_DIR against $NAME tree"
+		kmake_logged "$LOGS/suite-$TREE.log" make -C "$OBJ" M="$SUITE" \
+			ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc -j"$JOBS" modules ||
+			die "test modules failed to build (full log: build/logs/suite-$TREE.log)"
+	fi
+else
+	rm -rf "$SUITE" "$TDIR/suite.list"
+fi
+
+# ---- initramfs -----------------------------------------------------------
+STAGE=$TDIR/initramfs
+rm -rf "$STAGE"
+mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,kprobes/samples}
+cp /bin/busybox "$STAGE/bin/busybox"
+for app in $(/bin/busybox --list); do
+	[ "$app" = busybox ] || ln -s busybox "$STAGE/bin/$app"
+done
+mknod -m 600 "$STAGE/dev/console" c 5 1 2>/dev/null || true
+install -m 755 "$TOP/harness/init" "$STAGE/init"
+
+if [ -d "$SUITE" ]; then
+	# Built modules and every file that is not a source or build file,
+	# at the same relative paths.
+	(cd "$SUITE" && find . -type f \( -name '*.ko' -o ! \( \
+		-name '*.[chSo]' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*' \
+		-o -name Makefile -o -name Kbuild -o -name modules.order \
+		-o -name Module.symvers -o -name '*.a' \) \) -print0 |
+	 rsync -r --perms --from0 --files-from=- ./ "$STAGE/kprobes/")
+fi
+find "$OBJ/samples/kprobes" -maxdepth 1 -name '*.ko' -exec cp {} "$STAGE/kprobes/samples/" \; 2>/dev/null || true
+
+(cd "$STAGE" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet) |
+	gzip -1 > "$TDIR/initramfs.cpio.gz"
+say "initramfs: ${TDIR#$TOP/}/initramfs.cpio.gz ($(find "$STAGE/kprobes" -name '*.ko' | wc -l) modules); build step took $((SECONDS - start)) s"

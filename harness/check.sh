@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make check: style and static checks of our kernel files (not part of
+# make test).  Needs a prepared tree (harness/prepare.sh ours).
+#  1. scripts/checkpatch.pl --strict over our .c/.h files;
+#  2. a sparse (C=2) + W=1 rebuild of the objects built from our .c files
+#     and of the test modules.
+. "$(dirname "$0")/common.sh" ours
+
+[ -f "$OBJ/.config" ] || die "run harness/prepare.sh ours first"
+mkdir -p "$LOGS"
+rm -f "$LOGS"/sparse*.log "$LOGS/checkpatch.log"
+mapfile -d '' files < <(tracked_files kernel include arch samples lib "$SUITE_DIR")
+csrc=() objs=()
+for f in "${files[@]}"; do
+	case "$f" in
+	*.c|*.h) csrc+=("$f") ;;
+	esac
+	case "$f" in
+	"$SUITE_DIR"/*) ;;
+	*.c) objs+=("${f%.c}.o") ;;
+	esac
+done
+[ ${#csrc[@]} -gt 0 ] || { say "no C files of ours yet"; exit 0; }
+
+rc=0
+say "checkpatch --strict over ${#csrc[@]} files"
+(cd "$TOP" && perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --color=never \
+	-f "${csrc[@]}") | tee "$LOGS/checkpatch.log" || rc=1
+
+if [ ${#objs[@]} -gt 0 ]; then
+	say "sparse + W=1 over: ${objs[*]}"
+	kmake_logged "$LOGS/sparse.log" "${KMAKE[@]}" -k -j"$JOBS" C=2 W=1 "${objs[@]}" || rc=1
+fi
+if [ -f "$TDIR/suite/Makefile" ] || [ -f "$TDIR/suite/Kbuild" ]; then
+	say "sparse + W=1 over the test modules"
+	kmake_logged "$LOGS/sparse-suite.log" make -C "$OBJ" M="$TDIR/suite" ARCH=x86_64 \
+		CC="ccache gcc" HOSTCC=gcc -k -j"$JOBS" C=2 W=1 modules || rc=1
+fi
+n=$(cat "$LOGS"/sparse*.log 2>/dev/null | grep -cE '(warning|error):' || true)
+[ "$n" -eq 0 ] || rc=1
+say "sparse/W=1: $n warnings or errors (logs: build/logs/sparse*.log, build/logs/checkpatch.log)"
+exit $rc

@@ -1,0 +1,59 @@
+# Shared settings for the harness scripts.  Source it with the tree name:
+#   . harness/common.sh ours|upstream
+# "ours" is the overlaid tree (build/ours), "upstream" the untouched
+# baseline (build/baseline).
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$TOP/build
+LOGS=$BUILD/logs
+TARBALL=${KTEST_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+SUITE_DIR=tools/testing/selftests/kprobes	# relative to $TOP
+
+TREE=${1:-}
+case "$TREE" in
+ours)     TDIR=$BUILD/ours NAME="our" ;;
+upstream) TDIR=$BUILD/baseline NAME="the upstream" ;;
+*) echo "usage: $0 ours|upstream ..." >&2; exit 2 ;;
+esac
+SRC=$TDIR/src
+OBJ=$TDIR/obj
+
+# The top-level make's job server and flags must not leak into the
+# kernel's own make.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES GNUMAKEFLAGS
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+JOBS=$(( $(nproc) + 1 ))
+KMAKE=(make -C "$SRC" O="$OBJ" ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc)
+
+say()  { echo "ktest: $*"; }
+die()  { echo "ktest: ERROR: $*" >&2; exit 1; }
+
+# Print the files of the repo under the given paths that git tracks and
+# that exist in the work tree, NUL-separated and relative to $TOP.
+tracked_files() {
+	if git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$TOP" ls-files -z -- "$@" |
+		while IFS= read -r -d '' f; do
+			[ -f "$TOP/$f" ] && printf '%s\0' "$f"
+		done
+	else
+		(cd "$TOP" && for p in "$@"; do
+			[ -e "$p" ] && find "$p" -type f -print0
+		done)
+	fi
+}
+
+# Run a kernel make; keep the whole output in a log file and show only
+# what is not a progress line (warnings, errors, notes).
+kmake_logged() {
+	local log=$1; shift
+	mkdir -p "$LOGS"
+	local rc=0
+	"$@" > >(tee "$log" | grep --line-buffered -vE \
+		'^  [A-Z0-9_]+( \[M\])? +[^ ]|^make(\[[0-9]+\])?: (Entering|Leaving) directory' \
+		|| true) 2>&1 || rc=$?
+	wait
+	return $rc
+}

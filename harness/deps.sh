@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian packages the harness needs, only those missing.
+#   harness/deps.sh          packages for build, boot and test
+#   harness/deps.sh check    the same plus what `make check` needs
+set -euo pipefail
+
+pkgs=(
+	linux-source-6.12 qemu-system-x86
+	gcc make libc6-dev flex bison bc libelf-dev libssl-dev
+	ccache python3 perl git patch rsync tar xz-utils gzip cpio
+	busybox-static kmod coreutils
+)
+[ "${1:-}" = check ] && pkgs+=(sparse)
+
+if ! command -v dpkg-query >/dev/null; then
+	echo "ktest: not a Debian system, not installing anything" >&2
+	exit 0
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "ktest: installing: ${missing[*]}"
+[ "$(id -u)" -eq 0 ] || { echo "ktest: ERROR: need root to install packages" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Prepare a kernel source tree and its .config.
+#   harness/prepare.sh ours       build/ours/src: tarball, upstream kprobes
+#                                 removed, patches/ applied, our files
+#                                 overlaid; build/ours/obj/.config
+#   harness/prepare.sh upstream   build/baseline/src: the tarball as is
+. "$(dirname "$0")/common.sh" "${1:-}"
+
+# Upstream files that our series replaces (relative to the kernel root).
+REMOVE=(
+	kernel/kprobes.c
+	include/linux/kprobes.h
+	arch/x86/include/asm/kprobes.h
+	'arch/x86/kernel/kprobes/*'
+	'samples/kprobes/*'
+)
+# Paths of the repo overlaid onto the kernel tree (tracked files only).
+OVERLAY=(kernel include arch samples Documentation lib tools Kconfig.kprobes)
+# Config fragments, applied in this order on top of tinyconfig.
+FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/test.config")
+# Options whose absence makes the build pointless.
+ESSENTIAL=(KPROBES MODULES KUNIT KPROBES_SANITY_TEST DEBUG_FS KPROBE_EVENTS)
+
+[ -f "$TARBALL" ] || die "$TARBALL not found (apt-get install linux-source-6.12)"
+mkdir -p "$TDIR"
+
+# ---- source tree -------------------------------------------------------
+# The stamp names everything that needs a fresh extraction when it changes:
+# the tarball, the list of removed files, the patches.  The overlay file
+# list is kept apart (overlay.list): new files are just copied, but a removed one
+# forces a fresh extraction so that no stale file of ours stays behind.
+stamp=$(
+	stat -c 'tarball %n %s %Y' "$TARBALL"
+	if [ "$TREE" = ours ]; then
+		echo "remove ${REMOVE[*]}"
+		for p in "$TOP"/patches/*.patch; do
+			[ -f "$p" ] && sha256sum "$p"
+		done
+	fi
+	true
+)
+overlay_list=$TDIR/overlay.list
+new_list=$(mktemp)
+trap 'rm -f "$new_list"' EXIT
+if [ "$TREE" = ours ]; then
+	tracked_files "${OVERLAY[@]}" | tr '\0' '\n' | sort > "$new_list"
+fi
+
+fresh=
+if [ ! -f "$TDIR/src.stamp" ] || [ "$stamp" != "$(cat "$TDIR/src.stamp")" ]; then
+	fresh="stamp changed"
+elif [ -f "$overlay_list" ] && [ -n "$(comm -23 "$overlay_list" "$new_list")" ]; then
+	fresh="files removed from the overlay: $(comm -23 "$overlay_list" "$new_list" | tr '\n' ' ')"
+fi
+
+if [ -n "$fresh" ]; then
+	say "extracting $(basename "$TARBALL") into ${SRC#$TOP/} ($fresh)"
+	rm -f "$TDIR/src.stamp" "$overlay_list"
+	# Deleting a kernel tree takes minutes on a slow disk: move the old
+	# one aside and delete it in the background.
+	if [ -d "$SRC" ]; then
+		old=$(mktemp -d "$BUILD/.trash.XXXXXX")
+		mv "$SRC" "$old/"
+		(setsid rm -rf "$old" </dev/null >/dev/null 2>&1 &)
+	fi
+	mkdir -p "$SRC"
+	tar -xf "$TARBALL" -C "$SRC" --strip-components=1
+	if [ "$TREE" = ours ]; then
+		(cd "$SRC" && for f in "${REMOVE[@]}"; do rm -rf $f; done)
+		for p in "$TOP"/patches/*.patch; do
+			[ -f "$p" ] || continue
+			say "applying patches/$(basename "$p")"
+			if ! patch -d "$SRC" -p1 --forward --batch --no-backup-if-mismatch \
+					-r - < "$p" > "$TDIR/patch.log" 2>&1; then
+				cat "$TDIR/patch.log" >&2
+				die "patches/$(basename "$p") does not apply to $(basename "$TARBALL" .tar.xz)" \
+				    "($(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo '?'));" \
+				    "refresh it against that tree"
+			fi
+		done
+	fi
+	printf '%s\n' "$stamp" > "$TDIR/src.stamp"
+fi
+
+if [ "$TREE" = ours ]; then
+	# Copy only files whose content changed, with a fresh mtime, so that
+	# kbuild rebuilds exactly what changed.
+	n=$(wc -l < "$new_list")
+	say "overlaying $n tracked files of ours onto ${SRC#$TOP/}"
+	tr '\n' '\0' < "$new_list" |
+		rsync -r --perms --checksum --from0 --files-from=- "$TOP/" "$SRC/"
+	cp "$new_list" "$overlay_list"
+fi
+
+# ---- .config -------------------------------------------------------------
+# tinyconfig, then the fragments (each symbol's earlier lines dropped),
+# then olddefconfig.  Generated as .config.ktest and moved over .config
+# only if it differs, so an unchanged config does not touch the build.
+mkdir -p "$OBJ"
+cfg=$OBJ/.config.ktest
+cfglog=$LOGS/config-$TREE.log
+mkdir -p "$LOGS"
+"${KMAKE[@]}" KCONFIG_CONFIG=.config.ktest tinyconfig > "$cfglog" 2>&1 ||
+	{ cat "$cfglog" >&2; die "make tinyconfig failed"; }
+syms=$(sed -nE 's/^(# )?(CONFIG_[A-Za-z0-9_]+)[= ].*/\2/p' "${FRAGMENTS[@]}" | sort -u | paste -sd'|')
+{ grep -vE "^(# )?($syms)[= ]" "$cfg" || true; cat "${FRAGMENTS[@]}"; } > "$cfg.tmp"
+mv "$cfg.tmp" "$cfg"
+"${KMAKE[@]}" KCONFIG_CONFIG=.config.ktest olddefconfig >> "$cfglog" 2>&1 ||
+	{ cat "$cfglog" >&2; die "make olddefconfig failed"; }
+if cmp -s "$cfg" "$OBJ/.config"; then
+	rm -f "$cfg"
+else
+	mv "$cfg" "$OBJ/.config"
+	say "wrote ${OBJ#$TOP/}/.config"
+fi
+
+# Did every requested option take?  The last fragment line for a symbol wins.
+bad=0
+while IFS=' ' read -r sym want; do
+	got=$(sed -n "s/^CONFIG_$sym=//p" "$OBJ/.config")
+	got=${got:-n}
+	[ "$got" = "$want" ] && continue
+	ess=
+	for e in "${ESSENTIAL[@]}"; do [ "$e" = "$sym" ] && ess=1; done
+	if [ -n "$ess" ]; then
+		echo "ktest: ERROR: CONFIG_$sym=$want requested, but the config has $got" >&2
+		bad=1
+	else
+		say "note: CONFIG_$sym=$want requested, but the config has $got"
+	fi
+done < <(sed -nE -e 's/^CONFIG_([A-Za-z0-9_]+)=(.*)/\1 \2/p' \
+		 -e 's/^# CONFIG_([A-Za-z0-9_]+) is not set/\1 n/p' "${FRAGMENTS[@]}" |
+	 awk '{ v[$1] = $2; if (!($1 in o)) { o[$1] = ++n; k[n] = $1 } }
+	      END { for (i = 1; i <= n; i++) print k[i], v[k[i]] }')
+[ $bad -eq 0 ] || die "essential options missing from ${OBJ#$TOP/}/.config"
