@@ -97,7 +97,7 @@ static DEFINE_PER_CPU(struct kx_cpu, kx_cpu);
 
 /*
  * Only NMIs and machine checks can interleave with the code below on the
- * same CPU, and they always leave the depth as they found it.  A slot is
+ * same CPU, and they always leave the depth as they found it.  A frame is
  * reserved before it is filled, and a frame only starts to matter to a
  * nested trap once its phase is set, which is done last.
  */
