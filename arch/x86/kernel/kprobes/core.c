@@ -61,6 +61,7 @@
 #include <linux/sched.h>
 #include <linux/ftrace.h>
 
+#include <asm/alternative.h>
 #include <asm/text-patching.h>
 #include <asm/insn.h>
 #include <asm/ibt.h>
@@ -524,6 +525,18 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 
 	if (insn_decode(&insn, buf, len, INSN_MODE_KERN) < 0 || !insn.length)
 		return -EILSEQ;
+
+	/*
+	 * SMP alternatives rewrite lock prefixes when CPUs come and go; they
+	 * must never find our int3 (or we their old byte in a copy).
+	 */
+	mutex_lock(&text_mutex);
+	ret = alternatives_text_reserved(s->addr, s->addr + insn.length - 1);
+	mutex_unlock(&text_mutex);
+	if (ret) {
+		pr_debug("%pS: patched by SMP alternatives\n", s->addr);
+		return -EINVAL;
+	}
 
 	ret = kx_classify(a, &insn, addr);
 	if (ret) {
