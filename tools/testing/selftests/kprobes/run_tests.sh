@@ -3,8 +3,9 @@
 #
 # kprobes selftests, shell-level cases.  Runs from the directory that holds
 # the built modules (busybox ash is enough) and prints KTAP on stdout.
-# The KUnit cases of kprobes_kunit.ko report to the kernel log; the
-# "kunit_suites" case below sums them up.
+# The KUnit cases of kprobes_kunit.ko and kprobes_stress.ko report to the
+# kernel log; the "kunit_suites" and "stress_suite" cases below sum them up.
+# The "kmemleak" case runs after all others and the final unloads.
 #
 # Every wait and loop here is bounded.
 
@@ -17,8 +18,15 @@ TGT=/sys/module/kprobes_target/parameters
 HLD=/sys/module/kprobes_holder/parameters
 SUITES="kprobes_api kprobes_errors kprobes_handlers kprobes_blacklist"
 SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic'
+KMEMLEAK=$DEBUGFS/kmemleak
+# A leak is ours when its allocation backtrace names kprobes or one of the
+# test modules, or has a frame that no longer resolves to a symbol: code of
+# an unloaded module, and only the test modules are ever loaded here.
+# (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
+# on kernels that show the address too.)
+LEAK_OURS='kprobe|kp[hkst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 
-NTESTS=12
+NTESTS=15
 num=0
 why=
 
@@ -145,6 +153,29 @@ t_kunit_suites()
 	[ -z "$bad" ] || fail "failed suites:$bad"
 }
 
+# The kprobes_stress KUnit suite of kprobes_stress.ko (its KTAP goes to the
+# kernel log): probes registered, toggled and unregistered while two CPUs
+# and a timer interrupt run the probed code.
+t_stress_suite()
+{
+	# Under multi-threaded TCG, code patched while another vCPU runs it
+	# can stay stale for that vCPU: the case that does this only runs
+	# when the harness says its vCPUs take turns on one host thread.
+	param=cross_cpu=0
+	grep -q 'ktest\.tcg=single' /proc/cmdline && param=
+	upstream && param="$param upstream=1"
+	unload kprobes_stress || fail "cannot unload kprobes_stress" || return
+	insmod ./kprobes_stress.ko $param ||
+		fail "insmod kprobes_stress.ko failed" || return
+	log=$(dmesg)
+	unload kprobes_stress || fail "rmmod kprobes_stress failed" || return
+	if echo "$log" | grep -q -E "not ok [0-9]+ kprobes_stress( |\$)"; then
+		fail "suite kprobes_stress failed"
+	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_stress( |\$)"; then
+		fail "no result line for kprobes_stress"
+	fi
+}
+
 # debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
 # name known unprobeable functions.
 t_blacklist_file()
@@ -252,6 +283,37 @@ t_kallsyms_insn_page()
 	grep -q -E '^[0-9a-f]+ t kprobe_insn_page[[:space:]]+\[__builtin__kprobes\]$' \
 		/proc/kallsyms ||
 		fail "no kprobe_insn_page [__builtin__kprobes] in /proc/kallsyms"
+}
+
+# Probes registered and unregistered over and over by loading and
+# unloading kprobes_holder.ko, and registrations that fail, also half-way
+# through (the second probe is bad, the first is unregistered again).  Each
+# round counts right; no probe stays behind, nor memory (see kmemleak).
+t_holder_loop()
+{
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	i=0
+	while [ $i -lt 5 ]; do
+		holder sym=kprobes_target:kpt_shell_a \
+			sym2=kprobes_target:kpt_shell_b ||
+			fail "round $i: insmod kprobes_holder.ko failed" || return
+		trigger 3
+		[ "$(hld hits)" = 3 ] && [ "$(hld hits2)" = 3 ] ||
+			fail "round $i: hits $(hld hits)/$(hld hits2), want 3/3" ||
+			return
+		unload kprobes_holder || fail "round $i: rmmod failed" || return
+		holder sym=kpk_no_such_symbol &&
+			{ fail "round $i: unknown symbol accepted"; return; }
+		holder sym=kprobes_target:kpt_asm_add offset=1 &&
+			{ fail "round $i: kpt_asm_add+1 accepted"; return; }
+		holder sym=kprobes_target:kpt_shell_a sym2=kpk_no_such_symbol &&
+			{ fail "round $i: bad second probe accepted"; return; }
+		i=$((i + 1))
+	done
+	grep -q -E 'kpt_shell_[ab]\+' "$KPDIR/list" &&
+		{ fail "left in the list: $(grep kpt_shell "$KPDIR/list")"; return; }
+	return 0
 }
 
 # rmmod of a probed module: the probe stays registered, shows [GONE], and
@@ -375,6 +437,58 @@ t_perf_kprobe_pmu()
 	diag "$out"
 }
 
+# Print one kmemleak report ($1) as diagnostics, without its hex dump.
+leak_diag()
+{
+	echo "$1" | grep -v -E '^ *(hex dump|[0-9a-f]{2}( [0-9a-f]{2})+ )' |
+		sed 's/^/# /'
+}
+
+# After every other case (bad input, module loads and unloads, probe
+# loops), nothing they allocated is unreferenced.  kmemleak reports an
+# object only when two scans in a row found it unreferenced, and never one
+# younger than five seconds.  Leaks not involving kprobes (boot-time
+# noise) are only mentioned.
+t_kmemleak()
+{
+	[ -e "$KMEMLEAK" ] || { why="no $KMEMLEAK (no CONFIG_DEBUG_KMEMLEAK)"; return 2; }
+	sleep 6
+	for n in 1 2; do
+		echo scan > "$KMEMLEAK" 2>/dev/null ||
+			fail "kmemleak is off: $(dmesg | grep kmemleak | tail -n 1)" ||
+			return
+	done
+	# One line per report, its lines joined by tabs.
+	reports=$(awk '
+		/^unreferenced object/ { if (r != "") print r; r = $0; next }
+		{ r = r "\t" $0 }
+		END { if (r != "") print r }' "$KMEMLEAK")
+	ours=0
+	others=0
+	first=
+	while IFS= read -r r; do
+		[ -n "$r" ] || continue
+		lines=$(echo "$r" | tr '\t' '\n')
+		if echo "$lines" | grep -q -E "$LEAK_OURS"; then
+			ours=$((ours + 1))
+			[ $ours -le 3 ] && leak_diag "$lines"
+			continue
+		fi
+		others=$((others + 1))
+		[ -n "$first" ] && continue
+		# The first frame past the allocator.
+		first=$(echo "$lines" | sed -n '/^ *backtrace/,$p' | sed 1d |
+			grep -v -E '_noprof|kmalloc|kmem_cache|slab|kmemleak' |
+			head -n 1 | sed -e 's/^ *//' -e 's/^\[<[0-9a-f]*>\] //')
+	done <<EOF
+$reports
+EOF
+	[ $others -eq 0 ] ||
+		diag "kmemleak: $others unreferenced object(s) unrelated to kprobes, the first from ${first:-?}"
+	[ $ours -eq 0 ] ||
+		fail "kmemleak: $ours unreferenced object(s) from kprobes or the test modules"
+}
+
 # No warning, BUG or oops in the kernel log during this run.
 t_no_splat()
 {
@@ -393,19 +507,24 @@ upstream && diag "baseline: upstream kprobes"
 
 run init_probe_gone t_init_probe_gone
 run kunit_suites t_kunit_suites
+run stress_suite t_stress_suite
 run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
 run enabled_file t_enabled_file
 run kallsyms_insn_page t_kallsyms_insn_page
+run holder_loop t_holder_loop
 run module_unload_gone t_module_unload_gone
 run kprobe_events t_kprobe_events
 run kprobe_events_offset t_kprobe_events_offset
 run perf_kprobe_pmu t_perf_kprobe_pmu
-run no_splat t_no_splat
 
+# Everything unloaded and removed before the leak check.
 unload kprobes_holder
 unload kprobes_kunit
+unload kprobes_stress
 unload kprobes_target
 ev_cleanup 2>/dev/null
+run kmemleak t_kmemleak
+run no_splat t_no_splat
 exit 0
