@@ -722,7 +722,11 @@ static void sites_release(struct list_head *dead)
 	list_for_each_entry_safe(s, tmp, dead, batch) {
 		list_del(&s->batch);
 		arch_kprobe_site_release(s);
-		/* is_kprobe_insn_slot() style readers never see sites: plain free */
+		/*
+		 * The caller's grace period already covers the hit path; the
+		 * deferred free only keeps a debugfs-free, lock-free reader of
+		 * the hash from ever racing with the kfree.
+		 */
 		call_rcu(&s->rcu, site_free_rcu);
 	}
 }
