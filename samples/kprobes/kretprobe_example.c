@@ -111,11 +111,12 @@ static void __exit sample_exit(void)
 	unregister_kretprobe(&sample_rp);
 
 	/*
-	 * No handler runs any more.  nmissed counts calls that found no
-	 * free instance; kp.nmissed those whose entry was hit while another
-	 * probe's handler was running on that CPU.
+	 * No handler runs any more.  nmissed counts the calls that found no
+	 * free instance (and, in this series, calls whose frame was left
+	 * without returning); kp.nmissed those whose entry was hit while
+	 * another probe's handler was running on that CPU.
 	 */
-	pr_info("return probe on %s removed: %ld returns, missed %d (no instance) + %lu (recursion)\n",
+	pr_info("return probe on %s removed: %ld returns, missed %d, entry missed %lu\n",
 		func, atomic_long_read(&returns), sample_rp.nmissed,
 		sample_rp.kp.nmissed);
 }
