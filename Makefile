@@ -10,7 +10,7 @@ H := harness
 all: build
 
 help:
-	@echo 'make run            build if needed, boot, load the kprobe sample, show it'
+	@echo 'make run            build if needed, boot, load the kprobe samples, show them'
 	@echo 'make test           build if needed, boot, run the tests (KTAP), judge'
 	@echo 'make shell          boot our kernel with an interactive shell'
 	@echo 'make build          prepare and build our tree only (build/ours)'

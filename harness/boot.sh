@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot a built tree (harness/build.sh first) in QEMU.
 #   harness/boot.sh ours|upstream test    run the tests, judge the logs
-#   harness/boot.sh ours|upstream run     load the kprobe sample, show it
+#   harness/boot.sh ours|upstream run     load the kprobe samples, show them
 #   harness/boot.sh ours|upstream shell   interactive shell (humans only)
 # Logs: build/logs/<mode>-<tree>.log (kernel console, ttyS0) and
 #       build/logs/<mode>-<tree>.out (user space in the guest, ttyS1).

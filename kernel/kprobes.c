@@ -2003,8 +2003,8 @@ static int kretprobe_check(struct kretprobe *rp)
  * @rps: the kretprobes; each names a function entry and has a handler
  * @num: how many
  *
- * Each kretprobe gets a pool of max(@maxactive, a default) instances,
- * which grows when calls in flight need more.  All entry probes are armed
+ * Each kretprobe gets a pool of @maxactive instances (a default when
+ * @maxactive <= 0), which grows when calls in flight need more.  All entry probes are armed
  * in one pass, as by register_kprobes().
  *
  * Return: 0, or -EINVAL (bad spec, not a function entry, a function that
