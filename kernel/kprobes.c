@@ -18,8 +18,9 @@
  *   6. registration / unregistration
  *   7. enable / disable, and the global "enabled" switch
  *   8. text that goes away                 (modules, __init)
- *   9. debugfs
- *  10. initialisation
+ *   9. return probes                      (instance pools, trampoline side)
+ *  10. debugfs
+ *  11. initialisation
  *
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
@@ -849,6 +850,11 @@ static int check_text(unsigned long addr)
 	return 0;
 }
 
+/* Return probes (section 9) hook into unregistration. */
+static bool kprobe_is_return(struct kprobe *p);
+static void kretprobe_detach(struct kprobe *p);
+static void kretprobe_release(struct kprobe *p);
+
 /* ------------------------------------------------------------------ */
 /* 6. Registration and unregistration                                   */
 /* ------------------------------------------------------------------ */
@@ -1175,6 +1181,8 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			continue;
 		}
 		list_del_rcu(&p->list);
+		if (kprobe_is_return(p))
+			kretprobe_detach(p);
 		if (s->flags & KSITE_GONE) {
 			/* unarmed and off the hash already; s->batch is on the gone list */
 			if (list_empty(&s->probes))
@@ -1206,6 +1214,8 @@ void unregister_kprobes(struct kprobe **kps, int num)
 		if (kps[i] && kps[i]->addr) {
 			kps[i]->site = NULL;
 			INIT_LIST_HEAD(&kps[i]->list);
+			if (kprobe_is_return(kps[i]))
+				kretprobe_release(kps[i]);
 		}
 	}
 	sites_release(&dead);
@@ -1404,6 +1414,712 @@ static struct notifier_block kprobes_module_nb = {
 #endif
 
 /* ------------------------------------------------------------------ */
+/* 9. Return probes                                                     */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_KRETPROBES
+
+/*
+ * A kretprobe is a kprobe on the function's entry whose pre_handler,
+ * kretprobe_enter(), takes an instance from the kretprobe's pool, lets the
+ * backend redirect the call's return to the trampoline and pushes the
+ * instance on the task's list of pending returns.  The trampoline comes
+ * back to kretprobe_trampoline_handler(), which pops the instances of the
+ * returning frame, runs the handlers and gives the instances back.
+ *
+ * Pools.  Instances live in chunks: one allocation holding a bitmap and
+ * the instances, a set bit meaning "out".  The hit path claims a clear bit
+ * with an atomic test-and-set (starting at a word chosen by CPU so that two
+ * CPUs rarely meet on one word), and releases it with an atomic clear: no
+ * lock, no allocation, safe in NMI.  The first chunk holds the floor
+ * (maxactive, or a default) and lives as long as the pool.  When more than
+ * half of the instances are out, the hit path asks for more (an irq_work,
+ * which queues the pool's work item), and the work item adds a chunk as
+ * big as the pool so far, with GFP_KERNEL, up to pool->limit.  When fewer
+ * than a quarter are out, the work item (a second later) frees the added
+ * chunks that are wholly idle: it claims every bit of such a chunk at once,
+ * so that no CPU can take from it, unlinks it and frees it after a grace
+ * period.  A pool therefore holds at most
+ * max(floor, min(KRETPROBE_POOL_GROW_MAX, KRETPROBE_POOL_BYTES / stride))
+ * instances, and shrinks back to its floor when the calls are over.
+ *
+ * Lifetime.  pool->refs counts the instances out, plus one while the
+ * kretprobe is registered.  Unregistering clears pool->rp before the grace
+ * period that unregister_kprobes() waits for anyway, so when it returns no
+ * return handler is running and none will start; returns still in flight
+ * go back to their callers without one.  Whoever drops refs to zero (the
+ * unregistering task, or the last return, possibly in NMI) queues
+ * pool->free_kick, which hands the pool to a work item that frees it.
+ * Nothing touches a pool after dropping its reference.
+ */
+struct kretprobe_chunk {
+	struct list_head	node;	/* on pool->chunks, RCU */
+	struct kretprobe_pool	*pool;
+	unsigned int		nr;	/* instances */
+	unsigned int		words;	/* longs in @map */
+	char			*objs;	/* @nr instances, pool->stride apart */
+	struct rcu_head		rcu;
+	unsigned long		map[];	/* set bit: out, or past @nr */
+};
+
+/* pool->requests */
+enum { KRP_GROW, KRP_TRIM };
+
+#define KRP_TRIM_DELAY		HZ
+
+static int kretprobe_enter(struct kprobe *p, struct pt_regs *regs);
+
+static bool kprobe_is_return(struct kprobe *p)
+{
+	return p->pre_handler == kretprobe_enter;
+}
+
+static struct kretprobe_instance *chunk_obj(struct kretprobe_chunk *c,
+					    unsigned int i)
+{
+	return (void *)(c->objs + (size_t)i * c->pool->stride);
+}
+
+/* The bits of word @w that stand for no instance (past the end). */
+static unsigned long chunk_spare_bits(struct kretprobe_chunk *c, unsigned int w)
+{
+	unsigned int used = c->nr - w * BITS_PER_LONG;
+
+	return used >= BITS_PER_LONG ? 0 : ~0UL << used;
+}
+
+static struct kretprobe_chunk *chunk_new(struct kretprobe_pool *pool,
+					 unsigned int nr, gfp_t gfp)
+{
+	unsigned int words = BITS_TO_LONGS(nr), i;
+	struct kretprobe_chunk *c;
+	size_t head;
+
+	head = ALIGN(sizeof(*c) + words * sizeof(long), L1_CACHE_BYTES);
+	c = kvzalloc(head + (size_t)nr * pool->stride, gfp);
+	if (!c)
+		return NULL;
+	c->pool = pool;
+	c->nr = nr;
+	c->words = words;
+	c->objs = (char *)c + head;
+	c->map[words - 1] = chunk_spare_bits(c, words - 1);
+	for (i = 0; i < nr; i++) {
+		struct kretprobe_instance *ri = chunk_obj(c, i);
+
+		ri->chunk = c;
+		ri->index = i;
+	}
+	return c;
+}
+
+/* Claim every instance of an idle chunk at once; false if one is out. */
+static bool chunk_seize(struct kretprobe_chunk *c)
+{
+	unsigned int w;
+
+	for (w = 0; w < c->words; w++) {
+		unsigned long idle = chunk_spare_bits(c, w);
+
+		if (cmpxchg(&c->map[w], idle, ~0UL) != idle)
+			break;
+	}
+	if (w == c->words)
+		return true;
+	while (w-- > 0)
+		WRITE_ONCE(c->map[w], chunk_spare_bits(c, w));
+	return false;
+}
+
+static void pool_kick(struct kretprobe_pool *pool, int what)
+{
+	if (!test_and_set_bit(what, &pool->requests))
+		irq_work_queue(&pool->kick);
+}
+
+NOKPROBE_SYMBOL(pool_kick);
+
+/* Hit path: an instance, or NULL when every one is out. */
+static struct kretprobe_instance *pool_take(struct kretprobe_pool *pool)
+{
+	unsigned int cpu = raw_smp_processor_id(), nr, out;
+	struct kretprobe_chunk *c;
+
+	list_for_each_entry_rcu(c, &pool->chunks, node) {
+		unsigned int w = c->words > 1 ? cpu % c->words : 0;
+		unsigned int i;
+
+		for (i = 0; i < c->words; i++) {
+			unsigned long v;
+
+			while ((v = READ_ONCE(c->map[w])) != ~0UL) {
+				unsigned int bit = w * BITS_PER_LONG + ffz(v);
+
+				if (test_and_set_bit_lock(bit, c->map))
+					continue;
+				out = atomic_inc_return(&pool->refs) - 1;
+				nr = READ_ONCE(pool->nr);
+				if (out * 2 > nr && nr < pool->limit)
+					pool_kick(pool, KRP_GROW);
+				return chunk_obj(c, bit);
+			}
+			if (++w == c->words)
+				w = 0;
+		}
+	}
+	if (READ_ONCE(pool->nr) < pool->limit)
+		pool_kick(pool, KRP_GROW);
+	return NULL;
+}
+
+NOKPROBE_SYMBOL(pool_take);
+
+/* Give @ri back.  The pool may be freed as soon as this returns. */
+static void pool_give(struct kretprobe_instance *ri)
+{
+	struct kretprobe_chunk *c = ri->chunk;
+	struct kretprobe_pool *pool = c->pool;
+	unsigned int out = atomic_read(&pool->refs) - 2;
+	unsigned int nr = READ_ONCE(pool->nr);
+
+	clear_bit_unlock(ri->index, c->map);
+	if (nr > pool->floor && out * 4 < nr && READ_ONCE(pool->rp))
+		pool_kick(pool, KRP_TRIM);
+	/* The last access to *pool unless we drop the last reference. */
+	if (atomic_dec_and_test(&pool->refs))
+		irq_work_queue(&pool->free_kick);
+}
+
+NOKPROBE_SYMBOL(pool_give);
+
+static void pool_kick_fn(struct irq_work *iw)
+{
+	struct kretprobe_pool *pool = container_of(iw, struct kretprobe_pool, kick);
+
+	if (test_bit(KRP_GROW, &pool->requests))
+		mod_delayed_work(system_highpri_wq, &pool->work, 0);
+	else
+		queue_delayed_work(system_highpri_wq, &pool->work, KRP_TRIM_DELAY);
+}
+
+static void pool_grow(struct kretprobe_pool *pool)
+{
+	unsigned int nr = pool->nr;
+
+	while (READ_ONCE(pool->rp) && nr < pool->limit &&
+	       (atomic_read(&pool->refs) - 1) * 2 >= nr) {
+		struct kretprobe_chunk *c;
+
+		c = chunk_new(pool, min(nr, pool->limit - nr),
+			      GFP_KERNEL | __GFP_NOWARN);
+		if (!c)
+			break;
+		list_add_tail_rcu(&c->node, &pool->chunks);
+		nr += c->nr;
+		WRITE_ONCE(pool->nr, nr);
+	}
+}
+
+static void pool_trim(struct kretprobe_pool *pool)
+{
+	struct kretprobe_chunk *c, *tmp, *base;
+
+	base = list_first_entry(&pool->chunks, struct kretprobe_chunk, node);
+	list_for_each_entry_safe_reverse(c, tmp, &pool->chunks, node) {
+		unsigned int out = atomic_read(&pool->refs) - 1;
+
+		if (c == base || out * 4 >= pool->nr)
+			break;
+		if (!chunk_seize(c))
+			continue;
+		list_del_rcu(&c->node);
+		WRITE_ONCE(pool->nr, pool->nr - c->nr);
+		/* Readers: the hit path, and unwinders of other tasks. */
+		kvfree_rcu(c, rcu);
+	}
+}
+
+/* Grows and trims; one run at a time per pool (a work item never reenters). */
+static void pool_work_fn(struct work_struct *w)
+{
+	struct kretprobe_pool *pool =
+		container_of(to_delayed_work(w), struct kretprobe_pool, work);
+
+	if (test_and_clear_bit(KRP_GROW, &pool->requests))
+		pool_grow(pool);
+	if (test_and_clear_bit(KRP_TRIM, &pool->requests))
+		pool_trim(pool);
+}
+
+static void pool_free_fn(struct work_struct *w)
+{
+	struct kretprobe_pool *pool =
+		container_of(w, struct kretprobe_pool, free_work);
+	struct kretprobe_chunk *c, *tmp;
+
+	/* Nobody can kick any more; let what is in flight finish. */
+	irq_work_sync(&pool->kick);
+	irq_work_sync(&pool->free_kick);
+	cancel_delayed_work_sync(&pool->work);
+	list_for_each_entry_safe(c, tmp, &pool->chunks, node)
+		kvfree_rcu(c, rcu);
+	kfree(pool);
+}
+
+static void pool_free_kick_fn(struct irq_work *iw)
+{
+	struct kretprobe_pool *pool =
+		container_of(iw, struct kretprobe_pool, free_kick);
+
+	queue_work(system_wq, &pool->free_work);
+}
+
+static struct kretprobe_pool *pool_new(struct kretprobe *rp)
+{
+	struct kretprobe_pool *pool;
+	struct kretprobe_chunk *c;
+	unsigned int floor;
+
+	floor = rp->maxactive > 0 ? rp->maxactive :
+		max_t(unsigned int, 10, 2 * num_possible_cpus());
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
+	if (!pool)
+		return NULL;
+	pool->stride = ALIGN(sizeof(struct kretprobe_instance) + rp->data_size,
+			     sizeof(long));
+	pool->floor = floor;
+	pool->limit = max(floor, min_t(unsigned int, KRETPROBE_POOL_GROW_MAX,
+				       KRETPROBE_POOL_BYTES / pool->stride));
+	pool->nr = floor;
+	atomic_set(&pool->refs, 1);
+	INIT_LIST_HEAD(&pool->chunks);
+	init_irq_work(&pool->kick, pool_kick_fn);
+	init_irq_work(&pool->free_kick, pool_free_kick_fn);
+	INIT_DELAYED_WORK(&pool->work, pool_work_fn);
+	INIT_WORK(&pool->free_work, pool_free_fn);
+
+	c = chunk_new(pool, floor, GFP_KERNEL);
+	if (!c) {
+		kfree(pool);
+		return NULL;
+	}
+	list_add_tail(&c->node, &pool->chunks);
+	pool->rp = rp;
+	return pool;
+}
+
+/* Unregistering, before the grace period: no return handler after it. */
+static void kretprobe_detach(struct kprobe *p)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+
+	WRITE_ONCE(rp->pool->rp, NULL);
+}
+
+/* Unregistering, after the grace period: let go of the pool. */
+static void kretprobe_release(struct kprobe *p)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_pool *pool = rp->pool;
+
+	rp->pool = NULL;
+	if (atomic_dec_and_test(&pool->refs))
+		irq_work_queue(&pool->free_kick);
+}
+
+/* The pre_handler of every kretprobe. */
+static int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct llist_head *pending = &current->kretprobe_instances;
+	struct kretprobe_instance *ri;
+
+	ri = pool_take(rp->pool);
+	if (unlikely(!ri)) {
+		rp->nmissed++;
+		return 0;
+	}
+	ri->rp = rp;
+	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
+		pool_give(ri);
+		return 0;
+	}
+	arch_kretprobe_hijack(ri, regs);
+	/*
+	 * Only this task (and interrupts on its CPU, which pop what they
+	 * push before returning) changes its list: no atomics needed.
+	 */
+	ri->llist.next = pending->first;
+	WRITE_ONCE(pending->first, &ri->llist);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kretprobe_enter);
+
+static struct kretprobe_instance *to_instance(struct llist_node *node)
+{
+	return container_of(node, struct kretprobe_instance, llist);
+}
+
+static void __noreturn kretprobe_bug(void *fp, struct kretprobe_instance *ri)
+{
+	struct kretprobe *rp = ri ? READ_ONCE(ri->chunk->pool->rp) : NULL;
+
+	pr_emerg("kretprobe BUG!: Processing kretprobe %px @ %px (stack slot %px, task %s/%d)\n",
+		 rp, rp ? rp->kp.addr : NULL, fp, current->comm, current->pid);
+	if (rp)
+		pr_emerg("kretprobe BUG!: the probe is on %pS; no caller to return to\n",
+			 rp->kp.addr);
+	BUG();
+}
+
+NOKPROBE_SYMBOL(kretprobe_bug);
+
+static void kretprobe_call(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = READ_ONCE(ri->chunk->pool->rp);
+
+	if (!rp || !rp->handler || kprobe_disabled(&rp->kp))
+		return;
+	__this_cpu_write(current_kprobe, &rp->kp);
+	rp->handler(ri, regs);
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+}
+
+NOKPROBE_SYMBOL(kretprobe_call);
+
+/**
+ * kretprobe_trampoline_handler() - a kretprobe'd call has returned
+ * @regs: registers at the return, built by the trampoline
+ * @fp: where the backend keeps the hijacked return address
+ *
+ * The task's pending instances are a stack: the frame returning now owns
+ * the topmost instances recorded for @fp (several when several kretprobes
+ * share the function: all but the oldest saw the trampoline as their
+ * return address).  Instances above them belong to frames that were left
+ * without returning; they are dropped, counted as missed.  The real
+ * return address is put back before any handler runs, so stack traces
+ * taken by the handlers show it.
+ *
+ * Return: the real return address.
+ */
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
+{
+	struct llist_head *pending = &current->kretprobe_instances;
+	struct llist_node *node, *mine, *rest, *next;
+	struct kretprobe_instance *ri = NULL;
+	unsigned long flags, ret = 0;
+	struct kprobe *prev;
+	bool ours = false;
+
+	preempt_disable();
+	local_irq_save(flags);
+	for (mine = pending->first; mine; mine = mine->next) {
+		if (to_instance(mine)->fp == fp)
+			break;
+	}
+	for (rest = mine; rest; ) {
+		ri = to_instance(rest);
+		if (ri->fp != fp)
+			break;
+		rest = rest->next;
+		ret = (unsigned long)ri->ret_addr;
+		if (!is_kretprobe_trampoline(ret))
+			break;
+		ret = 0;
+	}
+	if (unlikely(!ret))
+		kretprobe_bug(fp, mine ? to_instance(mine) : NULL);
+	arch_kretprobe_restore(regs, fp, ret);
+	node = pending->first;
+	WRITE_ONCE(pending->first, rest);
+	local_irq_restore(flags);
+
+	/* [node, rest) is ours alone now; handlers run with interrupts on. */
+	prev = __this_cpu_read(current_kprobe);
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	for (; node != rest; node = next) {
+		next = node->next;
+		ri = to_instance(node);
+		ours |= node == mine;
+		if (ours) {
+			kretprobe_call(ri, regs);
+		} else {
+			struct kretprobe *rp = READ_ONCE(ri->chunk->pool->rp);
+
+			if (rp)
+				rp->nmissed++;
+		}
+		pool_give(ri);
+	}
+	__this_cpu_write(current_kprobe, prev);
+	preempt_enable();
+	return ret;
+}
+
+NOKPROBE_SYMBOL(kretprobe_trampoline_handler);
+
+/**
+ * is_kretprobe_trampoline() - is @addr the return-probe trampoline?
+ * @addr: a return address found on a stack
+ *
+ * Return: true if a kretprobe replaced the real return address with it.
+ */
+bool is_kretprobe_trampoline(unsigned long addr)
+{
+	return addr == (unsigned long)arch_kretprobe_trampoline;
+}
+
+NOKPROBE_SYMBOL(is_kretprobe_trampoline);
+
+/**
+ * kretprobe_find_ret_addr() - the real return address behind the trampoline
+ * @tsk: the task whose stack is being unwound
+ * @fp: the stack slot that holds the trampoline's address
+ * @cur: the unwinder's cursor, NULL at the start of an unwind
+ *
+ * For unwinders, which meet a task's frames innermost first: the search
+ * starts after the instance found last time, and falls back to the whole
+ * list.  Another task's list may change under us (it only matters for a
+ * running task, whose stack trace is a guess anyway); instances are freed
+ * only after a grace period, and the walk is bounded.
+ *
+ * Return: the address, or 0 if @tsk has no instance for @fp.
+ */
+unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
+				      struct llist_node **cur)
+{
+	struct llist_node *start = *cur ? READ_ONCE((*cur)->next) : NULL;
+	struct llist_node *node, *from = start;
+	unsigned long ret = 0;
+	int pass, budget;
+
+	rcu_read_lock();
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		if (!from)
+			from = READ_ONCE(tsk->kretprobe_instances.first);
+		budget = 4096;
+		for (node = from; node && budget--; node = READ_ONCE(node->next)) {
+			struct kretprobe_instance *ri = to_instance(node);
+			unsigned long addr = (unsigned long)READ_ONCE(ri->ret_addr);
+
+			if (READ_ONCE(ri->fp) != fp || is_kretprobe_trampoline(addr))
+				continue;
+			ret = addr;
+			*cur = node;
+			break;
+		}
+		if (!start)
+			break;
+		from = NULL;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kretprobe_find_ret_addr);
+NOKPROBE_SYMBOL(kretprobe_find_ret_addr);
+
+/**
+ * kprobe_flush_task() - a task is being freed: give back its instances
+ * @tk: the dead task
+ *
+ * Instances still on a dead task's list belong to calls that never
+ * returned (the task exited inside them).  Called from the RCU callback
+ * that frees the task_struct.
+ */
+void kprobe_flush_task(struct task_struct *tk)
+{
+	struct llist_node *node = tk->kretprobe_instances.first, *next;
+
+	tk->kretprobe_instances.first = NULL;
+	preempt_disable();
+	for (; node; node = next) {
+		next = node->next;
+		pool_give(to_instance(node));
+	}
+	preempt_enable();
+}
+
+NOKPROBE_SYMBOL(kprobe_flush_task);
+
+static bool kretprobe_refused(kprobe_opcode_t *addr)
+{
+	unsigned long size, off, func;
+	int i;
+
+	if (!kallsyms_lookup_size_offset((unsigned long)addr, &size, &off))
+		return false;
+	func = (unsigned long)addr - off;
+	for (i = 0; arch_kretprobe_refused[i]; i++) {
+		if (kallsyms_lookup_name(arch_kretprobe_refused[i]) == func)
+			return true;
+	}
+	return false;
+}
+
+static int kretprobe_check(struct kretprobe *rp)
+{
+	struct kprobe *p = &rp->kp;
+	kprobe_opcode_t *addr;
+	int ret;
+
+	if (rp->data_size > KRETPROBE_MAX_DATA_SIZE) {
+		pr_warn("kretprobe data_size %zu: at most %d\n", rp->data_size,
+			KRETPROBE_MAX_DATA_SIZE);
+		return -E2BIG;
+	}
+	if (rp->maxactive > KRETPROBE_MAXACTIVE_LIMIT) {
+		pr_warn("kretprobe maxactive %d: at most %d (the pool grows by itself)\n",
+			rp->maxactive, KRETPROBE_MAXACTIVE_LIMIT);
+		return -E2BIG;
+	}
+	ret = kprobe_on_func_entry(p->addr, p->symbol_name, p->offset);
+	if (ret) {
+		if (ret == -EINVAL)
+			pr_warn("kretprobe on %s+0x%x (%px): not a function entry\n",
+				p->symbol_name ? p->symbol_name : "", p->offset,
+				p->addr);
+		return ret;
+	}
+	addr = p->symbol_name ? kprobe_lookup_name(p->symbol_name, 0) : p->addr;
+	if (kretprobe_refused(addr + p->offset)) {
+		pr_warn("kretprobe on %pS: it does not return to its caller\n",
+			addr + p->offset);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * register_kretprobes() - register an array of return probes, all or nothing
+ * @rps: the kretprobes; each names a function entry and has a handler
+ * @num: how many
+ *
+ * Each kretprobe gets a pool of max(@maxactive, a default) instances,
+ * which grows when calls in flight need more.  All entry probes are armed
+ * in one pass, as by register_kprobes().
+ *
+ * Return: 0, or -EINVAL (bad spec, not a function entry, a function that
+ * does not return to its caller, already registered), -E2BIG (data_size
+ * or maxactive too large), -ENOENT, -ENOMEM, or what register_kprobes()
+ * returns.
+ */
+int register_kretprobes(struct kretprobe **rps, int num)
+{
+	struct kprobe **kps;
+	int i, ret = 0;
+
+	if (num <= 0 || !rps)
+		return -EINVAL;
+	for (i = 0; i < num && !ret; i++)
+		ret = rps[i] ? kretprobe_check(rps[i]) : -EINVAL;
+	if (ret)
+		return ret;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; i < num && !ret; i++) {
+		if (probe_site(&rps[i]->kp)) {
+			pr_warn("%pS: this struct kretprobe is already registered\n",
+				rps[i]->kp.addr);
+			ret = -EINVAL;
+		}
+	}
+	mutex_unlock(&kprobe_mutex);
+	if (ret)
+		return ret;
+
+	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	if (!kps)
+		return -ENOMEM;
+	for (i = 0; i < num; i++) {
+		struct kretprobe *rp = rps[i];
+
+		rp->pool = pool_new(rp);
+		if (!rp->pool) {
+			ret = -ENOMEM;
+			break;
+		}
+		rp->nmissed = 0;
+		rp->kp.pre_handler = kretprobe_enter;
+		rp->kp.post_handler = NULL;
+		kps[i] = &rp->kp;
+	}
+	if (!ret)
+		ret = register_kprobes(kps, num);
+	if (ret) {
+		/* Instances may be out if the batch was briefly armed. */
+		while (i-- > 0) {
+			if (!rps[i]->pool)
+				continue;
+			kretprobe_detach(&rps[i]->kp);
+			kretprobe_release(&rps[i]->kp);
+		}
+	}
+	kvfree(kps);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(register_kretprobes);
+
+/**
+ * register_kretprobe() - register one return probe
+ * @rp: the kretprobe
+ *
+ * Return: as register_kretprobes().
+ */
+int register_kretprobe(struct kretprobe *rp)
+{
+	return register_kretprobes(&rp, 1);
+}
+EXPORT_SYMBOL_GPL(register_kretprobe);
+
+/**
+ * unregister_kretprobes() - unregister an array of return probes
+ * @rps: the kretprobes
+ * @num: how many
+ *
+ * When this returns, no handler of these kretprobes is running or will
+ * run, and the structs may be freed.  Calls still in flight return to
+ * their callers without a handler; their instances outlive the struct
+ * and are freed when the last one comes back.
+ */
+void unregister_kretprobes(struct kretprobe **rps, int num)
+{
+	struct kprobe **kps;
+	int i;
+
+	if (num <= 0 || !rps)
+		return;
+	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL | __GFP_NOFAIL);
+	for (i = 0; i < num; i++)
+		kps[i] = rps[i] ? &rps[i]->kp : NULL;
+	unregister_kprobes(kps, num);
+	kvfree(kps);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobes);
+
+/**
+ * unregister_kretprobe() - unregister one return probe
+ * @rp: the kretprobe
+ */
+void unregister_kretprobe(struct kretprobe *rp)
+{
+	unregister_kretprobes(&rp, 1);
+}
+EXPORT_SYMBOL_GPL(unregister_kretprobe);
+
+#else /* !CONFIG_KRETPROBES */
+
+static bool kprobe_is_return(struct kprobe *p)
+{
+	return false;
+}
+
+static void kretprobe_detach(struct kprobe *p) { }
+static void kretprobe_release(struct kprobe *p) { }
+
+#endif /* CONFIG_KRETPROBES */
+
+/* ------------------------------------------------------------------ */
 /* Miscellaneous API                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -1421,7 +2137,7 @@ void dump_kprobe(struct kprobe *kp)
 NOKPROBE_SYMBOL(dump_kprobe);
 
 /* ------------------------------------------------------------------ */
-/* 9. debugfs: list, enabled, blacklist                                  */
+/* 10. debugfs: list, enabled, blacklist                                 */
 /* ------------------------------------------------------------------ */
 
 #ifdef CONFIG_DEBUG_FS
@@ -1441,8 +2157,9 @@ static void list_one(struct seq_file *m, struct kprobe_site *s,
 		sym = p->symbol_name ? p->symbol_name : "(gone)";
 		off = p->symbol_name ? p->offset : 0;
 	}
-	seq_printf(m, "%016lx  k  %s+0x%lx",
-		   show ? (unsigned long)p->addr : 0UL, sym, off);
+	seq_printf(m, "%016lx  %c  %s+0x%lx",
+		   show ? (unsigned long)p->addr : 0UL,
+		   kprobe_is_return(p) ? 'r' : 'k', sym, off);
 	if (modname)
 		seq_printf(m, "  [%s]", modname);
 	if (kprobe_gone(p))
@@ -1540,7 +2257,7 @@ late_initcall(kprobes_debugfs_init);
 #endif /* CONFIG_DEBUG_FS */
 
 /* ------------------------------------------------------------------ */
-/* 10. Initialisation                                                   */
+/* 11. Initialisation                                                   */
 /* ------------------------------------------------------------------ */
 
 static int __init kprobes_init(void)

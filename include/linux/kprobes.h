@@ -17,9 +17,11 @@
 #define _LINUX_KPROBES_H
 
 #include <asm/kprobes.h>
+#include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/ftrace.h>
+#include <linux/irq_work.h>
 #include <linux/linkage.h>
 #include <linux/list.h>
 #include <linux/llist.h>
@@ -30,6 +32,7 @@
 #include <linux/refcount.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 struct kprobe;
 struct kprobe_site;
@@ -100,9 +103,12 @@ static inline bool kprobe_ftrace(struct kprobe *p)
 
 /*
  * Return probes.  @kp is placed on the function's entry; @handler runs when
- * the call returns.  @maxactive instances are prepared at registration
- * (<= 0: a default); @data_size bytes of per-call data travel from
- * @entry_handler to @handler in kretprobe_instance.data.
+ * the call returns.  @data_size bytes of per-call data travel from
+ * @entry_handler to @handler in kretprobe_instance.data; a non-zero return
+ * from @entry_handler means "not this call".  @maxactive instances are
+ * prepared at registration (<= 0: a default); here that is a floor, not a
+ * ceiling: the pool grows off the hit path when calls in flight use more
+ * than half of it.  @nmissed counts entries that found no instance.
  */
 struct kretprobe_pool;
 
@@ -116,14 +122,47 @@ struct kretprobe {
 	struct kretprobe_pool *pool;	/* ours */
 };
 
-#define KRETPROBE_MAX_DATA_SIZE	4096
+#define KRETPROBE_MAX_DATA_SIZE		4096
+/* maxactive above this is refused (-E2BIG). */
+#define KRETPROBE_MAXACTIVE_LIMIT	16384
+/* A pool grows to at most max(floor, min(this, KRETPROBE_POOL_BYTES / size)). */
+#define KRETPROBE_POOL_GROW_MAX		8192
+#define KRETPROBE_POOL_BYTES		(16 << 20)
+/* Tells code that builds against several kernels that pools grow here. */
+#define KRETPROBE_POOL_GROWS		1
+
+struct kretprobe_chunk;
+
+/*
+ * The instances of one kretprobe.  Kept apart from struct kretprobe so that
+ * returns still in flight when the kretprobe is unregistered (and perhaps
+ * freed) have somewhere to go back to; the last of them frees the pool.
+ * Written by kernel/kprobes.c only; @nr, @floor and @limit may be read for
+ * diagnostics.
+ */
+struct kretprobe_pool {
+	struct kretprobe	*rp;	/* NULL once unregistered */
+	atomic_t		refs;	/* instances out, +1 while registered */
+	unsigned int		nr;	/* instances in all chunks */
+	unsigned int		floor;	/* never trimmed below */
+	unsigned int		limit;	/* never grown beyond */
+	unsigned int		stride;	/* bytes per instance */
+	unsigned long		requests; /* KRP_* work asked of the worker */
+	struct list_head	chunks;	/* RCU; the first one is the floor */
+	struct irq_work		kick;	/* hit path -> @work */
+	struct delayed_work	work;	/* grows and trims */
+	struct irq_work		free_kick; /* last reference -> @free_work */
+	struct work_struct	free_work; /* frees the pool */
+};
 
 struct kretprobe_instance {
-	struct kretprobe *rp;
+	struct kretprobe *rp;		/* the owner, for get_kretprobe() */
 	kprobe_opcode_t *ret_addr;	/* where the probed call returns to */
 	void *fp;			/* stack slot that held ret_addr */
-	struct llist_node llist;
-	char data[];
+	struct llist_node llist;	/* on the task's pending returns */
+	struct kretprobe_chunk *chunk;	/* ours: where it is kept */
+	unsigned int index;		/* ours: its bit in the chunk */
+	char data[] __aligned(sizeof(long));
 };
 
 static nokprobe_inline struct kretprobe *get_kretprobe(struct kretprobe_instance *ri)

@@ -90,6 +90,34 @@ int arch_populate_kprobe_blacklist(void);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
 					 bool *on_func_entry);
 
+/* ---- Return probes (CONFIG_KRETPROBES) ------------------------------ */
+
+/*
+ * The return trampoline.  The core's entry handler calls
+ * arch_kretprobe_hijack() (from a hit on the function's first
+ * instruction) to record in @ri where the call will return (ret_addr) and
+ * where that address is kept (fp: a stack slot, or whatever the
+ * architecture uses), and to make the call return to the trampoline
+ * instead.  The trampoline saves the registers and calls
+ * kretprobe_trampoline_handler() with the same fp; the core finds the
+ * task's instances for it and calls arch_kretprobe_restore() to put the
+ * real return address back (in fp and in regs->ip, so that stack traces
+ * taken by the handlers show it) before it runs them.  Interrupts are off
+ * during both arch calls.
+ */
+void arch_kretprobe_trampoline(void);
+void arch_kretprobe_hijack(struct kretprobe_instance *ri, struct pt_regs *regs);
+void arch_kretprobe_restore(struct pt_regs *regs, void *fp, unsigned long ret);
+
+/* Called by the trampoline; returns the real return address. */
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp);
+
+/*
+ * NULL-terminated names of functions that do not return to their caller
+ * (they switch stacks, or never return): kretprobes on them get -EINVAL.
+ */
+extern const char * const arch_kretprobe_refused[];
+
 /* ---- Provided by the core, for the backend's hit path -------------- */
 
 /* The site at @addr, or NULL.  Interrupts or preemption off. */

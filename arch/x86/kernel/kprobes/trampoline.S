@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * x86-64 kprobes backend: the return-probe trampoline.
+ *
+ * At a kretprobe'd function's entry, arch_kretprobe_hijack() replaced the
+ * return address on the stack with the address of this code, so the
+ * function's RET lands here with the stack pointer just above that slot.
+ * We take the slot back (it becomes our own return address), save the
+ * registers as a struct pt_regs below it and call the core, which writes
+ * the real return address into the slot, runs the return handlers and
+ * gives the instances back.  Then the registers are reloaded (a handler may
+ * have changed the return value) and RET goes to the real caller.
+ *
+ * To the unwinder this is an ordinary call frame whose return address is
+ * whatever the slot holds: the trampoline's own address until the core
+ * has put the real one back, which asm/unwind.h maps through
+ * kretprobe_find_ret_addr().  On the first instruction the slot is just
+ * below the stack pointer, after it at the stack pointer.
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/asm-offsets.h>
+#include <asm/frame.h>
+#include <asm/ptrace-abi.h>
+#include <asm/segment.h>
+#include <asm/unwind_hints.h>
+
+	.pushsection .kprobes.text, "ax"
+SYM_CODE_START(arch_kretprobe_trampoline)
+	/*
+	 * Reached by RET, never by an indirect branch.  Here the return
+	 * address (our own, until the core has put the real one back) is
+	 * in the slot just below the stack pointer.
+	 */
+	UNWIND_HINT type=UNWIND_HINT_TYPE_CALL sp_reg=ORC_REG_SP sp_offset=0
+	ANNOTATE_NOENDBR
+	leaq	-8(%rsp), %rsp
+	subq	$PTREGS_SIZE, %rsp
+
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%r10, R10(%rsp)
+	movq	%r11, R11(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	%rbp, RBP(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r15, R15(%rsp)
+	pushfq
+	popq	%rax
+	movq	%rax, EFLAGS(%rsp)
+	movq	$__KERNEL_CS, CS(%rsp)
+	movq	$__KERNEL_DS, SS(%rsp)
+	movq	$-1, ORIG_RAX(%rsp)
+	/* The probed function's stack pointer after its RET. */
+	leaq	PTREGS_SIZE + 8(%rsp), %rax
+	movq	%rax, RSP(%rsp)
+	/* The core sets regs->ip to the real return address. */
+	movq	$arch_kretprobe_trampoline, RIP(%rsp)
+	ENCODE_FRAME_POINTER
+
+	movq	%rsp, %rdi
+	leaq	PTREGS_SIZE(%rsp), %rsi
+	call	kretprobe_trampoline_handler
+
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBP(%rsp), %rbp
+	movq	RBX(%rsp), %rbx
+	movq	R11(%rsp), %r11
+	movq	R10(%rsp), %r10
+	movq	R9(%rsp), %r9
+	movq	R8(%rsp), %r8
+	movq	RAX(%rsp), %rax
+	movq	RCX(%rsp), %rcx
+	movq	RDX(%rsp), %rdx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+	addq	$PTREGS_SIZE, %rsp
+	RET
+SYM_CODE_END(arch_kretprobe_trampoline)
+	.popsection
