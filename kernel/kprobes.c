@@ -1579,11 +1579,12 @@ static void pool_give(struct kretprobe_instance *ri)
 {
 	struct kretprobe_chunk *c = ri->chunk;
 	struct kretprobe_pool *pool = c->pool;
-	unsigned int out = atomic_read(&pool->refs) - 2;
+	/* Out once this one is back: less ours and the registration's. */
+	int out = atomic_read(&pool->refs) - 2;
 	unsigned int nr = READ_ONCE(pool->nr);
 
 	clear_bit_unlock(ri->index, c->map);
-	if (nr > pool->floor && out * 4 < nr && READ_ONCE(pool->rp))
+	if (nr > pool->floor && out >= 0 && out * 4 < nr && READ_ONCE(pool->rp))
 		pool_kick(pool, KRP_TRIM);
 	/* The last access to *pool unless we drop the last reference. */
 	if (atomic_dec_and_test(&pool->refs))
@@ -1602,12 +1603,18 @@ static void pool_kick_fn(struct irq_work *iw)
 		queue_delayed_work(system_highpri_wq, &pool->work, KRP_TRIM_DELAY);
 }
 
+/* How many instances are out; -1 once the pool is unregistered and idle. */
+static int pool_out(struct kretprobe_pool *pool)
+{
+	return atomic_read(&pool->refs) - 1;
+}
+
 static void pool_grow(struct kretprobe_pool *pool)
 {
 	unsigned int nr = pool->nr;
 
 	while (READ_ONCE(pool->rp) && nr < pool->limit &&
-	       (atomic_read(&pool->refs) - 1) * 2 >= nr) {
+	       pool_out(pool) * 2 >= (int)nr) {
 		struct kretprobe_chunk *c;
 
 		c = chunk_new(pool, min(nr, pool->limit - nr),
@@ -1626,9 +1633,7 @@ static void pool_trim(struct kretprobe_pool *pool)
 
 	base = list_first_entry(&pool->chunks, struct kretprobe_chunk, node);
 	list_for_each_entry_safe_reverse(c, tmp, &pool->chunks, node) {
-		unsigned int out = atomic_read(&pool->refs) - 1;
-
-		if (c == base || out * 4 >= pool->nr)
+		if (c == base || pool_out(pool) * 4 >= (int)pool->nr)
 			break;
 		if (!chunk_seize(c))
 			continue;
@@ -1761,16 +1766,18 @@ static struct kretprobe_instance *to_instance(struct llist_node *node)
 	return container_of(node, struct kretprobe_instance, llist);
 }
 
+/*
+ * A return came through the trampoline and the task has no instance for
+ * its frame: the real return address is lost, so this context cannot go
+ * on.  Say which probe and where, then stop, rather than return anywhere.
+ */
 static void __noreturn kretprobe_bug(void *fp, struct kretprobe_instance *ri)
 {
 	struct kretprobe *rp = ri ? READ_ONCE(ri->chunk->pool->rp) : NULL;
 
-	pr_emerg("kretprobe BUG!: Processing kretprobe %px @ %px (stack slot %px, task %s/%d)\n",
+	pr_emerg("kretprobe BUG!: Processing kretprobe %p @ %pS (stack slot %p, task %s/%d)\n",
 		 rp, rp ? rp->kp.addr : NULL, fp, current->comm, current->pid);
-	if (rp)
-		pr_emerg("kretprobe BUG!: the probe is on %pS; no caller to return to\n",
-			 rp->kp.addr);
-	BUG();
+	panic("kretprobe: the return address of a probed call was lost\n");
 }
 
 NOKPROBE_SYMBOL(kretprobe_bug);
@@ -1813,7 +1820,10 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 	bool ours = false;
 
 	preempt_disable();
-	local_irq_save(flags);
+	/* Probes hit from here on (even from this walk) count as missed. */
+	prev = __this_cpu_read(current_kprobe);
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	raw_local_irq_save(flags);
 	for (mine = pending->first; mine; mine = mine->next) {
 		if (to_instance(mine)->fp == fp)
 			break;
@@ -1833,11 +1843,9 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 	arch_kretprobe_restore(regs, fp, ret);
 	node = pending->first;
 	WRITE_ONCE(pending->first, rest);
-	local_irq_restore(flags);
+	raw_local_irq_restore(flags);
 
 	/* [node, rest) is ours alone now; handlers run with interrupts on. */
-	prev = __this_cpu_read(current_kprobe);
-	__this_cpu_write(current_kprobe, &kprobe_busy);
 	for (; node != rest; node = next) {
 		next = node->next;
 		ri = to_instance(node);
@@ -1976,7 +1984,7 @@ static int kretprobe_check(struct kretprobe *rp)
 	ret = kprobe_on_func_entry(p->addr, p->symbol_name, p->offset);
 	if (ret) {
 		if (ret == -EINVAL)
-			pr_warn("kretprobe on %s+0x%x (%px): not a function entry\n",
+			pr_warn("kretprobe on %s+0x%x (%pS): not a function entry\n",
 				p->symbol_name ? p->symbol_name : "", p->offset,
 				p->addr);
 		return ret;
