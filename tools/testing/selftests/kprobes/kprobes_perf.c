@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprobes_perf FUNC: put a kprobe on FUNC with perf_event_open() and the
- * "kprobe" PMU, count its hits in this process while it reads a file ten
- * times, and print the count.  Exits 0 when every read was counted.
+ * kprobes_perf [-r] FUNC: put a kprobe on FUNC with perf_event_open() and
+ * the "kprobe" PMU, count its hits in this process while it reads a file
+ * ten times, and print the count.  Exits 0 when every read was counted.
+ * With -r the probe is a return probe: the PMU's "retprobe" format bit
+ * (format/retprobe, e.g. "config:0") is set in the event's config.
  *
  * Built static (the selftest guest has no libc) by the kprobes selftest
  * Makefile.
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #define PMU_TYPE_FILE	"/sys/bus/event_source/devices/kprobe/type"
+#define PMU_RETPROBE_FILE "/sys/bus/event_source/devices/kprobe/format/retprobe"
 #define NREADS		10
 
 static int pmu_type(void)
@@ -29,6 +32,20 @@ static int pmu_type(void)
 		type = -1;
 	fclose(f);
 	return type;
+}
+
+/* The config bit of the retprobe format ("config:N"), or -1. */
+static int retprobe_bit(void)
+{
+	FILE *f = fopen(PMU_RETPROBE_FILE, "r");
+	int bit = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "config:%d", &bit) != 1 || bit < 0 || bit > 63)
+		bit = -1;
+	fclose(f);
+	return bit;
 }
 
 static void do_reads(void)
@@ -48,21 +65,30 @@ static void do_reads(void)
 
 int main(int argc, char **argv)
 {
-	const char *func = argc > 1 ? argv[1] : "vfs_read";
+	int retprobe = argc > 1 && !strcmp(argv[1], "-r");
+	const char *func = argc > 1 + retprobe ? argv[1 + retprobe] : "vfs_read";
 	struct perf_event_attr attr;
 	__u64 count = 0;
-	int type, fd;
+	int type, fd, bit = -1;
 
 	type = pmu_type();
 	if (type < 0) {
 		fprintf(stderr, "cannot read %s\n", PMU_TYPE_FILE);
 		return 1;
 	}
+	if (retprobe) {
+		bit = retprobe_bit();
+		if (bit < 0) {
+			fprintf(stderr, "cannot read %s\n", PMU_RETPROBE_FILE);
+			return 1;
+		}
+	}
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = type;
-	attr.config = 0;		/* entry probe, not a return probe */
+	/* 0: an entry probe; the retprobe bit: a return probe. */
+	attr.config = retprobe ? 1ULL << bit : 0;
 	attr.kprobe_func = (unsigned long)func;
 	attr.probe_offset = 0;
 	attr.disabled = 1;
@@ -85,7 +111,8 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 
-	printf("%s: %llu hits for %d reads\n", func,
+	printf("%s%s: %llu hits for %d reads\n", func,
+	       retprobe ? " (return probe)" : "",
 	       (unsigned long long)count, NREADS);
 	return count >= NREADS ? 0 : 1;
 }

@@ -10,12 +10,23 @@
 
 /* Immediate added by kpt_asm_add(); keep in sync with kpt_asm.S. */
 #define KPT_ADD_IMM		0x1234
+/* Immediate subtracted by kpt_asm_sub(); keep in sync with kpt_asm.S. */
+#define KPT_SUB_IMM		0x4321
 /* Value kpt_asm_load() returns when its load faults. */
 #define KPT_LOAD_FIXUP		0xfa17
 
 /* Return values of the two functions of the path-change case. */
 #define KPT_RET_A		0xaaa
 #define KPT_RET_B		0xbbb
+
+/* What the return-probe targets add to their argument. */
+#define KPT_KRET_A_ADD		0x1100
+#define KPT_KRET_B_ADD		0x2200
+#define KPT_KRET_INNER_ADD	0x3300
+#define KPT_KRET_OUTER_ADD	0x4400
+#define KPT_GATE_ADD		0x5500
+/* kpt_kret_exit(NULL) returns this. */
+#define KPT_KRET_EXIT_RET	0x6600
 
 #ifndef __ASSEMBLY__
 
@@ -36,6 +47,54 @@ int kpt_shell_a(int x);
 int kpt_shell_b(int x);
 
 /*
+ * Return-probe targets.  Each one notes the address it returns to, as
+ * __builtin_return_address(0) reads it, in kpt_kret_ra[]: its caller's,
+ * or the return-probe trampoline's while a return probe is on it.
+ *
+ * kpt_kret_a(x) returns x + KPT_KRET_A_ADD, kpt_kret_b(x) x +
+ * KPT_KRET_B_ADD, kpt_kret_inner(x) x + KPT_KRET_INNER_ADD, and
+ * kpt_kret_outer(x) calls kpt_kret_inner(x) and returns that plus
+ * KPT_KRET_OUTER_ADD.  kpt_kret_call(fn, x) returns fn(x), called from
+ * one single call site: every function it calls returns to the same
+ * address.
+ */
+enum kpt_kret_ra {
+	KPT_RA_A,
+	KPT_RA_B,
+	KPT_RA_INNER,
+	KPT_RA_OUTER,
+	KPT_RA_NR,
+};
+
+extern unsigned long kpt_kret_ra[KPT_RA_NR];
+
+int kpt_kret_a(int x);
+int kpt_kret_b(int x);
+int kpt_kret_inner(int x);
+int kpt_kret_outer(int x);
+int kpt_kret_call(int (*fn)(int), int x);
+
+/*
+ * kpt_kret_exit(done): with a completion, ends the calling kthread by
+ * kthread_complete_and_exit(done): it never returns.  Without one it
+ * returns KPT_KRET_EXIT_RET.
+ */
+struct completion;
+int kpt_kret_exit(struct completion *done);
+
+/*
+ * A gate that callers of kpt_gate_wait() sleep at (TASK_IDLE) until it is
+ * opened.  kpt_gate_close() closes it and zeroes the count of callers
+ * that entered kpt_gate_wait(), kpt_gate_inside() reads that count,
+ * kpt_gate_open() lets every sleeper through, and later callers too.
+ * kpt_gate_wait(x) returns x + KPT_GATE_ADD.
+ */
+int kpt_gate_wait(int x);
+void kpt_gate_close(void);
+void kpt_gate_open(void);
+int kpt_gate_inside(void);
+
+/*
  * Hand-written functions (kpt_asm.S) with a known instruction layout.
  *
  * kpt_asm_add(x) returns x + KPT_ADD_IMM; the add is a five-byte
@@ -43,14 +102,19 @@ int kpt_shell_b(int x);
  *
  * kpt_asm_load(p) returns *p, or KPT_LOAD_FIXUP when reading *p faults:
  * the load at KPT_L_LOAD_INSN has an exception table entry.
+ *
+ * kpt_asm_sub(x) returns x - KPT_SUB_IMM; its second instruction, at
+ * KPT_L_SUB_INSN, has no symbol (the KPT_L_ADD_* labels are symbols).
  */
 int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
+int kpt_asm_sub(int x);
 
 enum kpt_label {
 	KPT_L_ADD_INSN,
 	KPT_L_ADD_NEXT,
 	KPT_L_LOAD_INSN,
+	KPT_L_SUB_INSN,
 };
 
 unsigned long kpt_label_addr(enum kpt_label label);
@@ -59,6 +123,7 @@ unsigned long kpt_label_addr(enum kpt_label label);
 extern const u8 kpt_asm_add_insn[];
 extern const u8 kpt_asm_add_next[];
 extern const u8 kpt_asm_load_insn[];
+extern const u32 kpt_asm_sub_off;
 
 /* A data object of the target module: never text. */
 extern int kpt_data;

@@ -25,6 +25,24 @@ SYM_FUNC_END(kpt_asm_add)
 EXPORT_SYMBOL_GPL(kpt_asm_add)
 
 /*
+ * int kpt_asm_sub(int x): returns x - KPT_SUB_IMM.  Its second
+ * instruction, the sub, has a local label only: no symbol of its own in
+ * kallsyms, so it is no function entry, whatever way entries are told.
+ * kpt_asm_sub_off holds its offset in the function.
+ */
+SYM_FUNC_START(kpt_asm_sub)
+	movl	%edi, %eax
+.Lkpt_sub_insn:
+	subl	$KPT_SUB_IMM, %eax
+	RET
+SYM_FUNC_END(kpt_asm_sub)
+EXPORT_SYMBOL_GPL(kpt_asm_sub)
+
+	.pushsection .rodata
+SYM_DATA(kpt_asm_sub_off, .long .Lkpt_sub_insn - kpt_asm_sub)
+	.popsection
+
+/*
  * int kpt_asm_load(const int *p): returns *p.  When the load faults, the
  * exception table sends it to the return with %eax still holding
  * KPT_LOAD_FIXUP.

@@ -11,10 +11,14 @@
  * and leaves that probe registered: once the init text is freed the probe
  * must be reported as gone.
  */
+#include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/wait.h>
 #include "kprobes_target.h"
 
 int kpt_data = 1;
@@ -130,6 +134,107 @@ __used noinline int kpt_ret_b(void)
 }
 EXPORT_SYMBOL_GPL(kpt_ret_b);
 
+/* ---------------------------------------------------------------------
+ * Return-probe targets
+ */
+
+unsigned long kpt_kret_ra[KPT_RA_NR];
+EXPORT_SYMBOL_GPL(kpt_kret_ra);
+
+/* A macro, so that it reads the return address of the function using it. */
+#define kpt_note_ra(which) \
+	WRITE_ONCE(kpt_kret_ra[which], (unsigned long)__builtin_return_address(0))
+
+__used noinline int kpt_kret_a(int x)
+{
+	kpt_note_ra(KPT_RA_A);
+	WRITE_ONCE(kpt_sink, x);
+	return x + KPT_KRET_A_ADD;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_a);
+
+__used noinline int kpt_kret_b(int x)
+{
+	kpt_note_ra(KPT_RA_B);
+	WRITE_ONCE(kpt_sink, x);
+	return x + KPT_KRET_B_ADD;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_b);
+
+__used noinline int kpt_kret_inner(int x)
+{
+	kpt_note_ra(KPT_RA_INNER);
+	WRITE_ONCE(kpt_sink, x);
+	return x + KPT_KRET_INNER_ADD;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_inner);
+
+/* Not a tail call: the addition comes after kpt_kret_inner() returns. */
+__used noinline int kpt_kret_outer(int x)
+{
+	int ret;
+
+	kpt_note_ra(KPT_RA_OUTER);
+	ret = kpt_kret_inner(x);
+	WRITE_ONCE(kpt_sink, ret);
+	return ret + KPT_KRET_OUTER_ADD;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_outer);
+
+__used noinline int kpt_kret_call(int (*fn)(int), int x)
+{
+	int ret = fn(x);
+
+	/* Something to do after the call, so that it is not a tail call. */
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, ret);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_call);
+
+__used noinline int kpt_kret_exit(struct completion *done)
+{
+	asm volatile("");
+	if (done)
+		kthread_complete_and_exit(done, 0);
+	WRITE_ONCE(kpt_sink, KPT_KRET_EXIT_RET);
+	return KPT_KRET_EXIT_RET;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_exit);
+
+static DECLARE_WAIT_QUEUE_HEAD(kpt_gate_wq);
+static bool kpt_gate_is_open = true;
+static atomic_t kpt_gate_in = ATOMIC_INIT(0);
+
+__used noinline int kpt_gate_wait(int x)
+{
+	atomic_inc(&kpt_gate_in);
+	/* TASK_IDLE: a long wait is neither load nor a hung task. */
+	wait_event_idle(kpt_gate_wq, READ_ONCE(kpt_gate_is_open));
+	return x + KPT_GATE_ADD;
+}
+EXPORT_SYMBOL_GPL(kpt_gate_wait);
+
+void kpt_gate_close(void)
+{
+	WRITE_ONCE(kpt_gate_is_open, false);
+	atomic_set(&kpt_gate_in, 0);
+}
+EXPORT_SYMBOL_GPL(kpt_gate_close);
+
+void kpt_gate_open(void)
+{
+	WRITE_ONCE(kpt_gate_is_open, true);
+	wake_up_all(&kpt_gate_wq);
+}
+EXPORT_SYMBOL_GPL(kpt_gate_open);
+
+int kpt_gate_inside(void)
+{
+	return atomic_read(&kpt_gate_in);
+}
+EXPORT_SYMBOL_GPL(kpt_gate_inside);
+
 unsigned long kpt_label_addr(enum kpt_label label)
 {
 	switch (label) {
@@ -139,6 +244,8 @@ unsigned long kpt_label_addr(enum kpt_label label)
 		return (unsigned long)kpt_asm_add_next;
 	case KPT_L_LOAD_INSN:
 		return (unsigned long)kpt_asm_load_insn;
+	case KPT_L_SUB_INSN:
+		return (unsigned long)kpt_asm_sub + kpt_asm_sub_off;
 	}
 	return 0;
 }

@@ -3,8 +3,10 @@
 #
 # kprobes selftests, shell-level cases.  Runs from the directory that holds
 # the built modules (busybox ash is enough) and prints KTAP on stdout.
-# The KUnit cases of kprobes_kunit.ko and kprobes_stress.ko report to the
-# kernel log; the "kunit_suites" and "stress_suite" cases below sum them up.
+# The KUnit cases of kprobes_kunit.ko, kprobes_stress.ko and
+# kprobes_kretprobe.ko report to the kernel log; the "kunit_suites",
+# "stress_suite" and "kretprobe_suite" cases below sum them up.  The return
+# probe cases are skipped on a kernel without CONFIG_KRETPROBES.
 # The "kmemleak" case runs after all others and the final unloads.
 #
 # Every wait and loop here is bounded.
@@ -24,9 +26,10 @@ KMEMLEAK=$DEBUGFS/kmemleak
 # an unloaded module, and only the test modules are ever loaded here.
 # (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
 # on kernels that show the address too.)
-LEAK_OURS='kprobe|kp[hkst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
+LEAK_OURS='kprobe|kp[hkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
+EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret"
 
-NTESTS=15
+NTESTS=19
 num=0
 why=
 
@@ -104,6 +107,15 @@ holder()
 	insmod ./kprobes_holder.ko "$@" 2>/dev/null
 }
 
+# The kernel has return probes (CONFIG_KRETPROBES): register_kretprobe()
+# is a function then, not an inline stub.
+have_kret()
+{
+	grep -q ' register_kretprobe$' /proc/kallsyms
+}
+
+NO_KRET="no return probes in this kernel (CONFIG_KRETPROBES is off)"
+
 mount_fs()
 {
 	[ -d "$KPDIR" ] || mount -t debugfs nodev "$DEBUGFS" 2>/dev/null
@@ -174,6 +186,38 @@ t_stress_suite()
 	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_stress( |\$)"; then
 		fail "no result line for kprobes_stress"
 	fi
+}
+
+# The kprobes_kretprobe KUnit suite of kprobes_kretprobe.ko (its KTAP goes
+# to the kernel log).  On upstream one case, kpr_no_miss, is expected to
+# fail (upstream misses returns once maxactive calls are in flight; see
+# the module): there the suite passes when every other case does.
+t_kretprobe_suite()
+{
+	s=kprobes_kretprobe
+	have_kret || { why=$NO_KRET; return 2; }
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	unload $s || fail "cannot unload $s" || return
+	param=
+	upstream && param="upstream=1"
+	insmod ./$s.ko $param || fail "insmod $s.ko failed" || return
+	log=$(dmesg)
+	unload $s || fail "rmmod $s failed" || return
+	echo "$log" | grep -q -E "ok [0-9]+ $s( |\$)" ||
+		fail "no result line for $s" || return
+	if upstream; then
+		bad=$(echo "$log" |
+			sed -n 's/^ *not ok [0-9]* \(kpr_[a-z0-9_]*\).*/\1/p' |
+			grep -v -x kpr_no_miss | tr '\n' ' ')
+		[ -z "$bad" ] || fail "failed cases: $bad" || return
+		echo "$log" | grep -q -E '^ *not ok [0-9]+ kpr_no_miss' &&
+			diag "kpr_no_miss failed, as expected on upstream"
+		return 0
+	fi
+	echo "$log" | grep -q -E "not ok [0-9]+ $s( |\$)" &&
+		{ fail "suite $s failed"; return; }
+	return 0
 }
 
 # debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
@@ -338,7 +382,7 @@ t_module_unload_gone()
 
 ev_cleanup()
 {
-	for e in kpk_myprobe kpk_offprobe; do
+	for e in $EVENTS; do
 		[ -e "$TRACEFS/events/kprobes/$e/enable" ] &&
 			echo 0 > "$TRACEFS/events/kprobes/$e/enable"
 		echo "-:$e" >> "$TRACEFS/kprobe_events" 2>/dev/null
@@ -437,6 +481,91 @@ t_perf_kprobe_pmu()
 	diag "$out"
 }
 
+# kprobe_events return probes on vfs_read: "r:" with $retval and "r16:"
+# (maxactive 16).  A dd of /proc/version reads it whole in one vfs_read(),
+# whose return value, the file's size, must show up in the trace.
+t_kretprobe_events()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	have_kret || { why=$NO_KRET; return 2; }
+	ev_cleanup
+	ev=$TRACEFS/events/kprobes
+	echo 'r:kpk_myret vfs_read ret=$retval' >> "$TRACEFS/kprobe_events" ||
+		fail 'cannot define r:kpk_myret vfs_read ret=$retval' || return
+	echo 'r16:kpk_myret2 vfs_read' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot define r16:kpk_myret2 vfs_read" || return
+	# A plain "r:" may be listed with the maxactive the kernel chose.
+	grep -q -E '^r[0-9]*:kprobes/kpk_myret vfs_read ret=\$retval' \
+		"$TRACEFS/kprobe_events" &&
+		grep -q '^r16:kprobes/kpk_myret2 vfs_read' "$TRACEFS/kprobe_events" ||
+		fail "not in kprobe_events: $(cat $TRACEFS/kprobe_events)" ||
+		return
+	size=$(wc -c < /proc/version)
+	echo 1 > "$ev/kpk_myret/enable" && echo 1 > "$ev/kpk_myret2/enable" ||
+		fail "cannot enable" || return
+	dd if=/proc/version of=/dev/null bs=4096 count=1 2>/dev/null
+	do_reads
+	echo 0 > "$ev/kpk_myret/enable"
+	echo 0 > "$ev/kpk_myret2/enable"
+	t=$(cat "$TRACEFS/trace")
+	echo "$t" | grep -q 'kpk_myret: (.* <- vfs_read) ret=0x' ||
+		fail "no kpk_myret: line in trace" || return
+	echo "$t" | grep -q -E "kpk_myret: \(.* <- vfs_read\) ret=0x$(printf %x "$size")\$" ||
+		fail "no return of $size bytes: $(echo "$t" | grep kpk_myret: | head -n 3)" ||
+		return
+	echo "$t" | grep -q 'kpk_myret2: (.* <- vfs_read)' ||
+		fail "no kpk_myret2: line in trace" || return
+	# kprobe_profile: "<event> <hits> <misses>"
+	prof=$(awk '$1 == "kpk_myret" { print $2, $3 }' "$TRACEFS/kprobe_profile")
+	set -- $prof
+	[ -n "$1" ] && [ "$1" -gt 0 ] && [ "$2" = 0 ] ||
+		fail "kprobe_profile hits/misses '$prof'" || return
+	echo '-:kpk_myret' >> "$TRACEFS/kprobe_events" &&
+		echo '-:kpk_myret2' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot remove" || return
+	grep -q kpk_myret "$TRACEFS/kprobe_events" &&
+		{ fail "still defined after removal"; return; }
+	return 0
+}
+
+# debugfs kprobes/list: a return probe is listed with type "r", next to a
+# kprobe ("k") on the same function.
+t_kretprobe_list()
+{
+	[ -r "$KPDIR/list" ] || { why="no $KPDIR/list"; return 2; }
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	have_kret || { why=$NO_KRET; return 2; }
+	ev_cleanup
+	echo 'r:kpk_listret vfs_read' >> "$TRACEFS/kprobe_events" &&
+		echo 'p:kpk_listent vfs_read' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot define the events" || return
+	lines=$(grep -E '[[:space:]]vfs_read\+0x0([[:space:]]|$)' "$KPDIR/list")
+	types=$(echo "$lines" | awk '{ print $2 }' | sort | tr '\n' ' ')
+	echo '-:kpk_listret' >> "$TRACEFS/kprobe_events"
+	echo '-:kpk_listent' >> "$TRACEFS/kprobe_events"
+	[ "$types" = "k r " ] || fail "types '$types' in: $lines" || return
+	grep -q -E '[[:space:]]vfs_read\+0x0([[:space:]]|$)' "$KPDIR/list" &&
+		{ fail "still listed: $(grep vfs_read "$KPDIR/list")"; return; }
+	return 0
+}
+
+# perf_event_open() with the kprobe PMU and its retprobe bit: a return
+# probe counts each read's return.
+t_perf_kretprobe_pmu()
+{
+	[ -r /sys/bus/event_source/devices/kprobe/type ] ||
+		{ why="no kprobe PMU"; return 2; }
+	have_kret || { why=$NO_KRET; return 2; }
+	[ -x ./kprobes_perf ] || { why="kprobes_perf not built"; return 2; }
+	f=/sys/bus/event_source/devices/kprobe/format/retprobe
+	[ "$(cat $f 2>/dev/null)" = config:0 ] ||
+		fail "$f reads '$(cat $f 2>/dev/null)'" || return
+	out=$(./kprobes_perf -r vfs_read 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || fail "kprobes_perf -r: $out" || return
+	diag "$out"
+}
+
 # Print one kmemleak report ($1) as diagnostics, without its hex dump.
 leak_diag()
 {
@@ -508,6 +637,7 @@ upstream && diag "baseline: upstream kprobes"
 run init_probe_gone t_init_probe_gone
 run kunit_suites t_kunit_suites
 run stress_suite t_stress_suite
+run kretprobe_suite t_kretprobe_suite
 run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
@@ -518,11 +648,16 @@ run module_unload_gone t_module_unload_gone
 run kprobe_events t_kprobe_events
 run kprobe_events_offset t_kprobe_events_offset
 run perf_kprobe_pmu t_perf_kprobe_pmu
+run kretprobe_events t_kretprobe_events
+run kretprobe_list t_kretprobe_list
+run perf_kretprobe_pmu t_perf_kretprobe_pmu
 
-# Everything unloaded and removed before the leak check.
+# Everything unloaded and removed before the leak check, which so also
+# covers the return probe cases.
 unload kprobes_holder
 unload kprobes_kunit
 unload kprobes_stress
+unload kprobes_kretprobe
 unload kprobes_target
 ev_cleanup 2>/dev/null
 run kmemleak t_kmemleak
