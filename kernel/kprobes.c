@@ -1877,7 +1877,7 @@ bool is_kretprobe_trampoline(unsigned long addr)
 {
 	return addr == (unsigned long)arch_kretprobe_trampoline;
 }
-
+EXPORT_SYMBOL_GPL(is_kretprobe_trampoline);
 NOKPROBE_SYMBOL(is_kretprobe_trampoline);
 
 /**
@@ -1983,10 +1983,12 @@ static int kretprobe_check(struct kretprobe *rp)
 	}
 	ret = kprobe_on_func_entry(p->addr, p->symbol_name, p->offset);
 	if (ret) {
-		if (ret == -EINVAL)
-			pr_warn("kretprobe on %s+0x%x (%pS): not a function entry\n",
-				p->symbol_name ? p->symbol_name : "", p->offset,
-				p->addr);
+		if (ret == -EINVAL && p->symbol_name)
+			pr_warn("kretprobe on %s+0x%x: not a function entry\n",
+				p->symbol_name, p->offset);
+		else if (ret == -EINVAL)
+			pr_warn("kretprobe on %pS: not a function entry\n",
+				p->addr + p->offset);
 		return ret;
 	}
 	addr = p->symbol_name ? kprobe_lookup_name(p->symbol_name, 0) : p->addr;
