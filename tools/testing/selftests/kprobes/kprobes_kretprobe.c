@@ -24,6 +24,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/limits.h>
@@ -35,6 +36,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/stacktrace.h>
+#include <linux/string.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -343,6 +345,7 @@ static struct {
 	atomic_t alive;			/* + 1 while threads are created */
 	struct completion gone;		/* alive reached zero */
 	int refs_before;		/* module_refcount() before */
+	struct task_struct *first;	/* thread 0, referenced */
 } kpr_crowd;
 
 static int kpr_crowd_thread(void *arg)
@@ -382,6 +385,8 @@ static int kpr_crowd_start(int n)
 			module_put(THIS_MODULE);
 			break;
 		}
+		if (!i)
+			kpr_crowd.first = get_task_struct(t);
 		if (!(i % 64))
 			cond_resched();
 	}
@@ -421,6 +426,10 @@ static bool kpr_crowd_end(int secs)
 		return true;
 	if (!wait_for_completion_timeout(&kpr_crowd.gone, secs * HZ))
 		return false;
+	if (kpr_crowd.first) {
+		put_task_struct(kpr_crowd.first);
+		kpr_crowd.first = NULL;
+	}
 	/* The last few may still be on their way out of this module. */
 	while (module_refcount(THIS_MODULE) > kpr_crowd.refs_before) {
 		if (time_after(jiffies, end))
@@ -966,6 +975,33 @@ static int kpr_ret_flight(struct kretprobe_instance *ri, struct pt_regs *regs)
  * they wake up, each returns to its caller with its own return value, and
  * no handler runs any more.
  */
+/*
+ * The stack of a crowd thread asleep in the probed function, unwound from
+ * here (another task): its return address is the trampoline on the
+ * stack, and the unwinder must show the real caller instead.
+ */
+static void kpr_check_sleeper_stack(struct kunit *test)
+{
+	unsigned long trace[KPR_STACK_MAX];
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned int i, n;
+	bool caller = false;
+
+	KUNIT_ASSERT_NOT_NULL(test, kpr_crowd.first);
+	n = stack_trace_save_tsk(kpr_crowd.first, trace, ARRAY_SIZE(trace), 0);
+	KUNIT_EXPECT_GT(test, n, 0U);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_FALSE_MSG(test, kpr_is_trampoline(trace[i]),
+				       "entry %u of a sleeper's stack is the trampoline", i);
+		sprint_symbol_no_offset(sym, trace[i]);
+		if (str_has_prefix(sym, "kpr_crowd_thread"))
+			caller = true;
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, caller,
+			      "a sleeper's stack (%u entries) does not show its caller kpr_crowd_thread",
+			      n);
+}
+
 static void kpr_unregister_in_flight(struct kunit *test)
 {
 	struct kpr_ctx *ctx = test->priv;
@@ -991,6 +1027,7 @@ static void kpr_unregister_in_flight(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kpr_crowd_start(n), n);
 	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
 			      "%d of %d callers inside", kpt_gate_inside(), n);
+	kpr_check_sleeper_stack(test);
 	kpr_unregister(test, rp);
 	WRITE_ONCE(kpr_flight_unregistered, true);
 	ctx->heap = NULL;
