@@ -283,16 +283,10 @@ out:
 	return slot;
 }
 
-/**
- * kprobe_slot_free() - return a slot from kprobe_slot_alloc()
- * @slot: the slot; no CPU may be executing it any more
- */
-void kprobe_slot_free(void *slot)
+static void slot_free_now(void *slot)
 {
 	struct kprobe_slot_page *sp;
 
-	if (!slot)
-		return;
 	mutex_lock(&kprobe_slot_mutex);
 	list_for_each_entry(sp, &kprobe_slot_pages, list) {
 		if (slot < sp->base || slot >= sp->base + PAGE_SIZE)
@@ -307,6 +301,65 @@ void kprobe_slot_free(void *slot)
 		break;
 	}
 	mutex_unlock(&kprobe_slot_mutex);
+}
+
+/*
+ * A boosted hit leaves the trap with the CPU about to run the slot's copy
+ * and the jump back, with interrupts as they were.  Without preemption
+ * that CPU cannot pass a quiescent state before it is out again, so the
+ * RCU grace period the core waits before releasing a site covers it.  On
+ * a preemptible kernel an interrupt may preempt the task right there, and
+ * only an RCU-tasks grace period (every task has gone through a voluntary
+ * context switch or user mode) says it has left.  That wait is long, so
+ * it is taken once for every slot freed meanwhile, by a work item.
+ */
+struct kprobe_dead_slot {
+	struct llist_node	node;
+	void			*slot;
+};
+
+static LLIST_HEAD(kprobe_dead_slots);
+
+static void dead_slots_fn(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&kprobe_dead_slots);
+	struct kprobe_dead_slot *d, *tmp;
+
+	if (!list)
+		return;
+	synchronize_rcu_tasks();
+	llist_for_each_entry_safe(d, tmp, list, node) {
+		slot_free_now(d->slot);
+		kfree(d);
+	}
+}
+
+static DECLARE_WORK(kprobe_dead_slots_work, dead_slots_fn);
+
+/**
+ * kprobe_slot_free() - return a slot from kprobe_slot_alloc()
+ * @slot: the slot; no CPU may be trapping in it any more (an RCU grace
+ *	  period has passed since its site was disarmed)
+ */
+void kprobe_slot_free(void *slot)
+{
+	struct kprobe_dead_slot *d;
+
+	if (!slot)
+		return;
+	if (!IS_ENABLED(CONFIG_PREEMPTION)) {
+		slot_free_now(slot);
+		return;
+	}
+	d = kmalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		synchronize_rcu_tasks();
+		slot_free_now(slot);
+		return;
+	}
+	d->slot = slot;
+	llist_add(&d->node, &kprobe_dead_slots);
+	schedule_work(&kprobe_dead_slots_work);
 }
 
 /**

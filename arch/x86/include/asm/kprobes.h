@@ -29,10 +29,10 @@ struct pt_regs;
 
 /*
  * Bytes per out-of-line slot.  A slot holds two copies of the probed
- * instruction: at offset 0 one followed by int3 (the normal, tracked
- * step), at offset 32 one followed by a jmp back to the original text
- * (a step that needs no per-CPU bookkeeping, used only when that
- * bookkeeping is exhausted).  32 + MAX_INSN_SIZE + 5 fits in 64.
+ * instruction: at offset 0 one followed by int3 (the tracked step, when
+ * post_handlers must run after it), at offset 32 one followed by a jmp
+ * back to the original text (the boosted step, which needs no second
+ * trap and no per-CPU bookkeeping).  32 + MAX_INSN_SIZE + 5 fits in 64.
  */
 #define KPROBE_SLOT_SIZE	64
 
@@ -55,6 +55,7 @@ struct arch_kprobe_site {
 	u8		cc;
 	u8		base;
 	u8		index;
+	bool		boost;		/* the jump-back copy may run unframed */
 };
 
 /* Called from do_int3() for every kernel or user int3; returns 1 if it was ours. */

@@ -23,6 +23,15 @@
  *    no interrupt (and no preemption) can come between the two traps;
  *    only NMIs and machine checks can.
  *
+ *  - Boosting, for stepped instructions when no probe at the site has a
+ *    post_handler: the slot holds a second copy followed by a jmp back to
+ *    the original text, and the trap handler sends the CPU there and is
+ *    done: one trap per hit.  The copy runs with the probed context's
+ *    flags untouched, interrupts included; the core frees a slot only when
+ *    no CPU (or, on a preemptible kernel, no preempted task) can still be
+ *    in it (see kprobe_slot_free()).  Instructions with an exception-table
+ *    entry are never boosted.
+ *
  * What a CPU is doing with a hit lives in a small per-CPU stack of frames.
  * A frame is pushed for every hit that has to come back (handlers running
  * or a step in flight) and popped when the hit is over.  Nesting comes from
@@ -35,15 +44,12 @@
  *
  * Should the stack still be full (it cannot, short of a bug elsewhere), a
  * hit is treated as missed and its instruction is run without a frame:
- * emulated instructions need none, and for the others the slot holds a
- * second copy followed by a jmp back to the original text instead of int3.
- * That copy runs with the flags of the probed context untouched, which is
- * only safe if interrupts were already off there.  Every context that can
- * hit a probe while the stack is in use runs with interrupts off (the int3
- * handler, a step, NMI, #MC), so that is the case in practice; if it were
- * not, the hit is refused (the trap is reported as not ours and the kernel
- * dies on it) rather than letting an interrupt land in a slot that could
- * be freed under it.
+ * emulated instructions need none, and the others run the boosted copy.
+ * For an instruction that is not boostable (it has an exception-table
+ * entry) that is only done with interrupts already off there, which every
+ * context that can hit a probe while the stack is in use has (the int3
+ * handler, a step, NMI, #MC); otherwise the hit is refused (the trap is
+ * reported as not ours and the kernel dies on it).
  *
  * Nothing on the hit path takes a lock or allocates, and everything it runs
  * is NOKPROBE or always inlined.
@@ -53,6 +59,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/extable.h>
 #include <linux/memory.h>
 #include <linux/preempt.h>
 #include <linux/lockdep.h>
@@ -549,6 +556,15 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		ret = kx_build_slot(a, &insn, buf, addr);
 		if (ret)
 			return ret;
+		/*
+		 * Boosting: a hit with no post_handler to run sends the CPU
+		 * to the copy that jumps back by itself, with its flags as
+		 * they are (so pushf needs no repair), and the hit is over:
+		 * one trap, not two.  Not for an instruction with an
+		 * exception-table entry: the fixup is keyed to its address
+		 * and a fault in an untracked copy could not be sent back.
+		 */
+		a->boost = !search_exception_tables(addr);
 	}
 
 	a->opcode = buf[0];
@@ -883,7 +899,7 @@ static int kx_run_unframed(struct kprobe_site *s, struct pt_regs *regs)
 	if (kx_is_emulated(s))
 		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
 
-	if (!(regs->flags & X86_EFLAGS_IF)) {
+	if (s->arch.boost || !(regs->flags & X86_EFLAGS_IF)) {
 		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
 		return 1;
 	}
@@ -905,6 +921,10 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 
 	if (kx_is_emulated(s))
 		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
+	if (s->arch.boost) {
+		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+		return 1;
+	}
 
 	f = kx_push(c, s, running, true);
 	if (!f)
@@ -980,6 +1000,11 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (!kprobe_running())
 		__this_cpu_write(current_kprobe, running);
 
+	if (s->arch.boost && !(READ_ONCE(s->flags) & KSITE_POST)) {
+		kx_pop(c, f);
+		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+		return 1;
+	}
 	if (!kx_is_emulated(s))
 		return kx_start_step(f, regs);
 
