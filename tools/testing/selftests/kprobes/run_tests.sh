@@ -27,9 +27,9 @@ KMEMLEAK=$DEBUGFS/kmemleak
 # (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
 # on kernels that show the address too.)
 LEAK_OURS='kprobe|kp[hkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
-EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret"
+EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn"
 
-NTESTS=19
+NTESTS=20
 num=0
 why=
 
@@ -469,6 +469,55 @@ t_kprobe_events_offset()
 	diag "vfs_read+$found accepted after $refused refused"
 }
 
+# The function tracer and kprobes on the same function: both see every
+# call, through one ftrace call site ([FTRACE] in the list); turning the
+# tracer off leaves the probes working.
+t_ftrace_coexist()
+{
+	[ -w "$TRACEFS/set_ftrace_filter" ] || fail "no set_ftrace_filter" ||
+		return
+	ev_cleanup
+	echo 'p:kpk_cofn vfs_read' > "$TRACEFS/kprobe_events" ||
+		fail "cannot define p:kpk_cofn vfs_read" || return
+	if have_kret; then
+		echo 'r:kpk_corfn vfs_read' >> "$TRACEFS/kprobe_events" ||
+			fail "cannot define r:kpk_corfn vfs_read" || return
+	fi
+	echo vfs_read > "$TRACEFS/set_ftrace_filter" ||
+		fail "cannot filter the function tracer" || return
+	echo function > "$TRACEFS/current_tracer" ||
+		fail "cannot start the function tracer" || return
+	for e in kpk_cofn kpk_corfn; do
+		[ -e "$TRACEFS/events/kprobes/$e/enable" ] &&
+			echo 1 > "$TRACEFS/events/kprobes/$e/enable"
+	done
+	do_reads
+	echo 0 > "$TRACEFS/tracing_on"
+	tr=$(cat "$TRACEFS/trace")
+	echo 1 > "$TRACEFS/tracing_on"
+	echo nop > "$TRACEFS/current_tracer"
+	echo > "$TRACEFS/set_ftrace_filter"
+	fn=$(echo "$tr" | grep -c ' vfs_read <-')
+	kp=$(echo "$tr" | grep -c 'kpk_cofn: (vfs_read+0x0')
+	diag "function tracer: $fn vfs_read lines, kprobe: $kp"
+	[ "$fn" -ge 5 ] || fail "function tracer saw $fn calls" || return
+	[ "$kp" -ge 5 ] || fail "kprobe saw $kp calls" || return
+	if have_kret; then
+		kr=$(echo "$tr" | grep -c 'kpk_corfn: (.* <- vfs_read)')
+		[ "$kr" -ge 5 ] || fail "kretprobe saw $kr returns" || return
+	fi
+	grep 'vfs_read+0x0' "$KPDIR/list" | grep -q FTRACE ||
+		fail "vfs_read probe not [FTRACE]: $(grep vfs_read "$KPDIR/list")" ||
+		return
+	# Tracer off: the probe still fires.
+	echo > "$TRACEFS/trace"
+	do_reads
+	grep -q 'kpk_cofn: (vfs_read+0x0' "$TRACEFS/trace" ||
+		fail "probe silent after the tracer stopped" || return
+	ev_cleanup
+	return 0
+}
+
 # perf_event_open() with the kprobe PMU, by the static helper program.
 t_perf_kprobe_pmu()
 {
@@ -651,6 +700,7 @@ run perf_kprobe_pmu t_perf_kprobe_pmu
 run kretprobe_events t_kretprobe_events
 run kretprobe_list t_kretprobe_list
 run perf_kretprobe_pmu t_perf_kretprobe_pmu
+run ftrace_coexist t_ftrace_coexist
 
 # Everything unloaded and removed before the leak check, which so also
 # covers the return probe cases.
