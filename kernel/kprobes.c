@@ -897,7 +897,8 @@ static int check_text(unsigned long addr)
 	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
 		return -EINVAL;
 	if (!arch_kprobe_on_insn_boundary(addr, offset)) {
-		pr_warn("%pS is not on an instruction boundary\n", (void *)addr);
+		pr_warn_ratelimited("%pS is not on an instruction boundary\n",
+				    (void *)addr);
 		return -EILSEQ;
 	}
 	return 0;

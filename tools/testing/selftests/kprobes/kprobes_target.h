@@ -128,5 +128,36 @@ extern const u32 kpt_asm_sub_off;
 /* A data object of the target module: never text. */
 extern int kpt_data;
 
+/*
+ * Targets of the boundary walk (kprobes_boundary.ko): every instruction
+ * boundary of these carries a probe in turn, and every result is checked
+ * against the unprobed one.  Both compute a checksum of their input that
+ * depends on every instruction they run, and give the same result for
+ * either @lane: a lane picks which of two memory cells the function
+ * stores to and reads back, so that two CPUs calling it at once (each
+ * with its own lane) do not disturb each other.
+ *
+ * kpt_bnd_c(buf, len, lane), plain C: a byte loop, a stack array, calls,
+ * a switch, a 64-bit division, multiplications, bit operations, string
+ * functions, RIP-relative loads and stores.
+ *
+ * kpt_bnd_asm(x, lane), hand-written (kpt_asm.S) for a known mix of
+ * instruction kinds, all executed for any input and both lanes: push and
+ * pop, pushf, lea, RIP-relative loads, stores and lea, imul, mul, div,
+ * shifts and rotates, short and near jcc, a loop, jmp, setcc, cmov, bt,
+ * bts, adc, sbb, xchg with a register and with memory, bswap, bsf, bsr,
+ * rep movsb, direct and indirect calls, nops, leave and ret.
+ * kpt_bnd_asm_layout() gives its size and the offset of each of its
+ * instructions.
+ */
+u32 kpt_bnd_c(const u8 *buf, unsigned int len, int lane);
+u32 kpt_bnd_asm(u32 x, int lane);
+const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size);
+
+/* What it returns: use kpt_bnd_asm_layout() outside the target module. */
+extern const u32 kpt_bnd_asm_insns[];
+extern const u32 kpt_bnd_asm_ninsns;
+extern const u32 kpt_bnd_asm_size;
+
 #endif /* __ASSEMBLY__ */
 #endif /* _KPROBES_SELFTEST_TARGET_H */

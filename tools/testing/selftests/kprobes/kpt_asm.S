@@ -57,3 +57,180 @@ SYM_INNER_LABEL(kpt_asm_load_insn, SYM_L_GLOBAL)
 	_ASM_EXTABLE(kpt_asm_load_insn, .Lkpt_load_done)
 SYM_FUNC_END(kpt_asm_load)
 EXPORT_SYMBOL_GPL(kpt_asm_load)
+
+/* ---------------------------------------------------------------------
+ * Boundary-walk target: u32 kpt_bnd_asm(u32 x, int lane), see
+ * kprobes_target.h.  Every instruction of it is written as "KPB insn",
+ * which also records its offset in kpt_bnd_asm_insns[], so that the test
+ * knows exactly where the instruction boundaries are.  Every instruction
+ * is one that the backend can probe (no popf, cli, sti, int3...), and
+ * every one runs for any input (the lane branch: for either lane).
+ */
+
+	.pushsection .data
+	.balign 4
+.Lkpb_seed:
+	.long	0x6b43a9b5
+.Lkpb_cell0:
+	.long	0
+.Lkpb_cell1:
+	.long	0
+	.popsection
+
+	.pushsection .rodata
+	.balign 4
+SYM_DATA_START(kpt_bnd_asm_insns)
+	.popsection
+
+.macro KPB insn:vararg
+.Lkpb_insn\@:
+	\insn
+	.pushsection .rodata
+	.long	.Lkpb_insn\@ - kpt_bnd_asm
+	.popsection
+.endm
+
+/* u32 kpt_bnd_asm_mix(u32 a, u32 b): (a ^ b) * 0x27d4eb2f + (b >> 3) */
+SYM_FUNC_START_LOCAL(kpt_bnd_asm_mix)
+	movl	%edi, %eax
+	xorl	%esi, %eax
+	imull	$0x27d4eb2f, %eax, %eax
+	shrl	$3, %esi
+	addl	%esi, %eax
+	RET
+SYM_FUNC_END(kpt_bnd_asm_mix)
+
+SYM_FUNC_START(kpt_bnd_asm)
+	KPB	pushq	%rbp
+	KPB	movq	%rsp, %rbp
+	KPB	pushq	%rbx
+	KPB	pushq	%r12
+	KPB	subq	$32, %rsp
+	KPB	movl	%esi, %r12d			/* the lane */
+	KPB	movl	%edi, %eax
+	KPB	leaq	0x11(%rax,%rax,2), %rbx
+	KPB	xorl	.Lkpb_seed(%rip), %eax
+	KPB	imull	$0x2c1b3c6d, %eax, %eax
+	KPB	movl	%eax, %edx
+	KPB	shrl	$15, %edx
+	KPB	xorl	%edx, %eax
+	KPB	roll	$7, %eax
+	KPB	orl	$1, %ebx
+
+	/* A short loop on jnz, then one on loop. */
+	KPB	movl	$5, %ecx
+.Lkpb_jnz_loop:
+	KPB	addl	%ecx, %eax
+	KPB	rorl	%cl, %eax
+	KPB	imull	%ebx, %eax
+	KPB	decl	%ecx
+	KPB	jnz	.Lkpb_jnz_loop
+	KPB	movl	$3, %ecx
+.Lkpb_loop_loop:
+	KPB	xorl	%ecx, %eax
+	KPB	sarl	$1, %eax
+	KPB	loop	.Lkpb_loop_loop
+
+	/* Arithmetic flags, and IF, through pushf. */
+	KPB	cmpl	%ebx, %eax
+	KPB	pushfq
+	KPB	popq	%rdx
+	KPB	andl	$0xad5, %edx
+	KPB	addl	%edx, %eax
+
+	/* setcc, cmov, and a near jcc both ways. */
+	KPB	testl	$1, %edi
+	KPB	setnz	%dl
+	KPB	movzbl	%dl, %edx
+	KPB	cmovz	%ebx, %edx
+	KPB	addl	%edx, %eax
+	KPB	testl	$2, %edi
+	KPB	{disp32} jz .Lkpb_bit1_clear
+	KPB	addl	$0x1234, %eax
+.Lkpb_bit1_clear:
+
+	/* bt, adc, bts, sbb. */
+	KPB	btl	$3, %edi
+	KPB	adcl	$0x55, %eax
+	KPB	btsl	$17, %eax
+	KPB	sbbl	%edx, %edx
+	KPB	xorl	%edx, %eax
+
+	/* xchg, bswap, neg, not. */
+	KPB	xchgl	%eax, %ebx
+	KPB	bswapl	%eax
+	KPB	addl	%ebx, %eax
+	KPB	negl	%eax
+	KPB	notl	%ebx
+	KPB	xorl	%ebx, %eax
+
+	/* div (divisor from the input, never 0), then mul. */
+	KPB	movl	%edi, %ecx
+	KPB	orl	$0x101, %ecx
+	KPB	xorl	%edx, %edx
+	KPB	divl	%ecx
+	KPB	addl	%edx, %eax
+	KPB	movl	$0x9e3779b9, %edx
+	KPB	mull	%edx
+	KPB	xorl	%edx, %eax
+
+	/* bsr, bsf, a shift by %cl. */
+	KPB	movl	%edi, %edx
+	KPB	orl	$0x10, %edx
+	KPB	bsrl	%edx, %ecx
+	KPB	bsfl	%edx, %edx
+	KPB	shll	%cl, %edx
+	KPB	addl	%edx, %eax
+
+	/* rep movsb: 16 bytes of the frame onto the next 16, read back. */
+	KPB	movl	%eax, 0(%rsp)
+	KPB	movl	%edi, 4(%rsp)
+	KPB	movq	%rbx, 8(%rsp)
+	KPB	movq	%rsp, %rsi
+	KPB	leaq	16(%rsp), %rdi
+	KPB	movl	$16, %ecx
+	KPB	rep movsb
+	KPB	movl	20(%rsp), %edi			/* x, from the copy */
+	KPB	addl	24(%rsp), %eax
+	KPB	movzwl	18(%rsp), %edx
+	KPB	xorl	%edx, %eax
+
+	/* A direct and an indirect call. */
+	KPB	movl	%eax, %esi
+	KPB	call	kpt_bnd_asm_mix
+	KPB	leaq	kpt_bnd_asm_mix(%rip), %r8
+	KPB	movl	%eax, %edi
+	KPB	movl	%ebx, %esi
+	KPB	call	*%r8
+
+	/* Store to the lane's cell, RIP-relative, and read it back. */
+	KPB	testl	%r12d, %r12d
+	KPB	jnz	.Lkpb_lane1
+	KPB	movl	%eax, .Lkpb_cell0(%rip)
+	KPB	leaq	.Lkpb_cell0(%rip), %rcx
+	KPB	{disp32} jmp .Lkpb_lane_done
+.Lkpb_lane1:
+	KPB	movl	%eax, .Lkpb_cell1(%rip)
+	KPB	leaq	.Lkpb_cell1(%rip), %rcx
+.Lkpb_lane_done:
+	KPB	roll	$13, %eax
+	KPB	movl	%eax, %edx
+	KPB	xchgl	%edx, (%rcx)
+	KPB	addl	%edx, %eax
+
+	KPB	nop
+	KPB	nopl	0(%rax)
+	KPB	addq	$32, %rsp
+	KPB	popq	%r12
+	KPB	popq	%rbx
+	KPB	leave
+	KPB	RET
+.Lkpb_asm_end:
+SYM_FUNC_END(kpt_bnd_asm)
+EXPORT_SYMBOL_GPL(kpt_bnd_asm)
+
+	.pushsection .rodata
+SYM_DATA_END(kpt_bnd_asm_insns)
+SYM_DATA(kpt_bnd_asm_ninsns, .long (. - kpt_bnd_asm_insns) / 4)
+SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
+	.popsection

@@ -12,12 +12,17 @@
  * must be reported as gone.
  */
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/completion.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/swab.h>
 #include <linux/wait.h>
 #include "kprobes_target.h"
 
@@ -235,6 +240,95 @@ int kpt_gate_inside(void)
 }
 EXPORT_SYMBOL_GPL(kpt_gate_inside);
 
+/* ---------------------------------------------------------------------
+ * Boundary-walk targets (see kprobes_target.h)
+ */
+
+/* Written once here and never again: each call loads it from memory. */
+static u32 kpt_bnd_seed = 0x2545f491;
+/* One cell per lane: a call stores a value there and reads it back. */
+static u32 kpt_bnd_cell0;
+static u32 kpt_bnd_cell1;
+
+static noinline u32 kpt_bnd_fold(u32 h, u32 v)
+{
+	asm volatile("");
+	return rol32(h ^ v, 5) * 0x27d4eb2f + (v >> 3);
+}
+
+__used noinline u32 kpt_bnd_c(const u8 *buf, unsigned int len, int lane)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned long bits[2] = { 0, 0 };
+	u32 h = READ_ONCE(kpt_bnd_seed);
+	u32 words[8];
+	char hex[12];
+	unsigned int i, n;
+	u32 v;
+
+	/* The input, byte by byte; each byte also sets a bit. */
+	for (i = 0; i < len; i++) {
+		h = (h ^ buf[i]) * 0x01000193;
+		__set_bit(buf[i] & 127, bits);
+	}
+
+	/* A stack array filled by calls. */
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		words[i] = kpt_bnd_fold(h, i + (i < len ? buf[i] : 0xa5));
+
+	switch (h % 6) {
+	case 0:
+		h += words[1] * 3;
+		break;
+	case 1:
+		h ^= words[2] >> 7;
+		break;
+	case 2:
+		h = kpt_bnd_fold(h, words[3]);
+		break;
+	case 3:
+		h -= words[4] | 0x100;
+		break;
+	case 4:
+		h = swab32(h) + len;
+		break;
+	default:
+		h = ~h + words[5];
+		break;
+	}
+
+	/* A 64-bit division by a divisor taken from the input. */
+	h += (u32)div_u64(((u64)words[1] << 24) | words[2], (buf[0] | 1) + len);
+
+	for (i = 0; i < 128; i += 11)
+		if (test_bit(i, bits))
+			h += i * 0x10001;
+	h ^= (hweight32(words[3]) << 16) | (fls(words[4]) << 8) |
+	     __ffs(words[5] | 0x80000000);
+
+	/* Store to this lane's cell; read back below. */
+	if (lane)
+		WRITE_ONCE(kpt_bnd_cell1, h);
+	else
+		WRITE_ONCE(kpt_bnd_cell0, h);
+
+	/* h in hex, least significant digit first, and string functions. */
+	n = 0;
+	v = h;
+	do {
+		hex[n++] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	hex[n] = '\0';
+	h = h * 31 + strlen(hex);
+	if (strchr(hex, 'a'))
+		h += 7;
+	h += min(words[6], words[7]) >> 4;
+	h += lane ? READ_ONCE(kpt_bnd_cell1) : READ_ONCE(kpt_bnd_cell0);
+	return h;
+}
+EXPORT_SYMBOL_GPL(kpt_bnd_c);
+
 unsigned long kpt_label_addr(enum kpt_label label)
 {
 	switch (label) {
@@ -250,6 +344,14 @@ unsigned long kpt_label_addr(enum kpt_label label)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kpt_label_addr);
+
+const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
+{
+	*ninsns = kpt_bnd_asm_ninsns;
+	*size = kpt_bnd_asm_size;
+	return kpt_bnd_asm_insns;
+}
+EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
 
 /*
  * "trigger": writing N calls the shell-level targets N times each, so

@@ -3,9 +3,10 @@
 #
 # kprobes selftests, shell-level cases.  Runs from the directory that holds
 # the built modules (busybox ash is enough) and prints KTAP on stdout.
-# The KUnit cases of kprobes_kunit.ko, kprobes_stress.ko and
-# kprobes_kretprobe.ko report to the kernel log; the "kunit_suites",
-# "stress_suite" and "kretprobe_suite" cases below sum them up.  The return
+# The KUnit cases of kprobes_kunit.ko, kprobes_stress.ko,
+# kprobes_kretprobe.ko and kprobes_boundary.ko report to the kernel log;
+# the "kunit_suites", "stress_suite", "kretprobe_suite" and
+# "boundary_suite" cases below sum them up.  The return
 # probe cases are skipped on a kernel without CONFIG_KRETPROBES.
 # The "kmemleak" case runs after all others and the final unloads.
 #
@@ -26,10 +27,10 @@ KMEMLEAK=$DEBUGFS/kmemleak
 # an unloaded module, and only the test modules are ever loaded here.
 # (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
 # on kernels that show the address too.)
-LEAK_OURS='kprobe|kp[hkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
+LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn"
 
-NTESTS=20
+NTESTS=21
 num=0
 why=
 
@@ -185,6 +186,31 @@ t_stress_suite()
 		fail "suite kprobes_stress failed"
 	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_stress( |\$)"; then
 		fail "no result line for kprobes_stress"
+	fi
+}
+
+# The kprobes_boundaries KUnit suite of kprobes_boundary.ko (its KTAP
+# goes to the kernel log): a probe on every instruction boundary of two
+# target functions in turn, with and without a post handler, with one CPU
+# and then two calling them, must not change any result.  Like
+# stress_suite, the other CPU only keeps calling while probes are armed
+# and disarmed when the vCPUs take turns on one host thread.
+t_boundary_suite()
+{
+	s=kprobes_boundary
+	param=cross_cpu=0
+	grep -q 'ktest\.tcg=single' /proc/cmdline && param=
+	upstream && param="$param upstream=1"
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	unload $s || fail "cannot unload $s" || return
+	insmod ./$s.ko $param || fail "insmod $s.ko failed" || return
+	log=$(dmesg)
+	unload $s || fail "rmmod $s failed" || return
+	if echo "$log" | grep -q -E "not ok [0-9]+ kprobes_boundaries( |\$)"; then
+		fail "suite kprobes_boundaries failed"
+	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_boundaries( |\$)"; then
+		fail "no result line for kprobes_boundaries"
 	fi
 }
 
@@ -687,6 +713,7 @@ run init_probe_gone t_init_probe_gone
 run kunit_suites t_kunit_suites
 run stress_suite t_stress_suite
 run kretprobe_suite t_kretprobe_suite
+run boundary_suite t_boundary_suite
 run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
@@ -708,6 +735,7 @@ unload kprobes_holder
 unload kprobes_kunit
 unload kprobes_stress
 unload kprobes_kretprobe
+unload kprobes_boundary
 unload kprobes_target
 ev_cleanup 2>/dev/null
 run kmemleak t_kmemleak
