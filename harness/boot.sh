@@ -14,6 +14,7 @@ INITRD=$TDIR/initramfs.cpio.gz
 
 append="console=ttyS0 loglevel=7 printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
 [ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
+[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
 # Two sockets of one core: without ACPI the kernel finds the CPUs in
 # SeaBIOS's MP table, which lists one CPU per socket.
 qemu=(qemu-system-x86_64 -accel tcg -smp 2,sockets=2,cores=1,threads=1 -m 1G -nodefaults -no-user-config

@@ -61,6 +61,30 @@ if [ -d "$SUITE" ]; then
 fi
 find "$OBJ/samples/kprobes" -maxdepth 1 -name '*.ko' -exec cp {} "$STAGE/kprobes/samples/" \; 2>/dev/null || true
 
+# All modules of the kernel (the samples) under /lib/modules, with their
+# modules.dep, for modprobe (upstream's kprobe_module.tc loads trace-printk).
+kmake_logged "$LOGS/modules-install-$TREE.log" "${KMAKE[@]}" \
+	INSTALL_MOD_PATH="$STAGE" INSTALL_MOD_STRIP=1 modules_install ||
+	die "modules_install failed (full log: build/logs/modules-install-$TREE.log)"
+
+# Upstream's ftrace selftests, unmodified from this tree: the runner, its
+# helpers and the kprobe cases, at /ftrace, next to /kprobes as in
+# tools/testing/selftests/.  run_tests.sh runs them with bash, copied from
+# the host with the shared libraries it needs, at the same paths.
+FTRACE=$SRC/tools/testing/selftests/ftrace
+if [ -f "$FTRACE/ftracetest" ]; then
+	mkdir -p "$STAGE/ftrace/test.d"
+	cp -p "$FTRACE/ftracetest" "$STAGE/ftrace/"
+	cp -p "$FTRACE/test.d/functions" "$STAGE/ftrace/test.d/"
+	cp -rp "$FTRACE/test.d/kprobe" "$STAGE/ftrace/test.d/"
+fi
+rm -f "$STAGE/bin/bash"
+cp /usr/bin/bash "$STAGE/bin/bash"
+for lib in $(ldd /usr/bin/bash | grep -o '/[^ ]*'); do
+	mkdir -p "$STAGE$(dirname "$lib")"
+	cp -L "$lib" "$STAGE$lib"
+done
+
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet) |
 	gzip -1 > "$TDIR/initramfs.cpio.gz"
 say "initramfs: ${TDIR#$TOP/}/initramfs.cpio.gz ($(find "$STAGE/kprobes" -name '*.ko' | wc -l) modules); build step took $((SECONDS - start)) s"

@@ -8,7 +8,9 @@
 # the "kunit_suites", "stress_suite", "kretprobe_suite" and
 # "boundary_suite" cases below sum them up.  The return
 # probe cases are skipped on a kernel without CONFIG_KRETPROBES.
-# The "kmemleak" case runs after all others and the final unloads.
+# The "ftracetest" case runs upstream's ftrace selftests for kprobes with
+# their own runner, after the final unloads; its cases are nested under it.
+# The "kmemleak" case runs after all others.
 #
 # Every wait and loop here is bounded.
 
@@ -30,7 +32,30 @@ KMEMLEAK=$DEBUGFS/kmemleak
 LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn"
 
-NTESTS=21
+# Upstream's ftrace selftests (tools/testing/selftests/ftrace, at the same
+# place relative to this directory as in the kernel tree): the kprobe cases
+# run by the "ftracetest" case, names of test.d/kprobe/*.tc.  Not run:
+# uprobe_syntax_errors (uprobe_events' parser, no kprobe involved).  The
+# kernel command line can name others: ktest.ftracetest=NAME,NAME,... or
+# ktest.ftracetest=none.
+FTRACE_DIR=../ftrace
+FT_TESTS="add_and_remove busy_check kprobe_args kprobe_args_char
+	kprobe_args_comm kprobe_args_string kprobe_args_symbol
+	kprobe_args_syntax kprobe_args_type kprobe_args_user kprobe_args_vfs
+	kprobe_eventname kprobe_ftrace kprobe_insn_boundary kprobe_module
+	kprobe_multiprobe kprobe_non_uniq_symbol kprobe_opt_types
+	kprobe_syntax_errors kretprobe_args kretprobe_entry_arg
+	kretprobe_maxactive kretprobe_return_suffix multiple_kprobes
+	probepoint profile"
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	ktest.ftracetest=none) FT_TESTS= ;;
+	ktest.ftracetest=*) FT_TESTS=$(echo "${arg#*=}" | tr ',' ' ') ;;
+	esac
+done
+FT_TIMEOUT=480
+
+NTESTS=22
 num=0
 why=
 
@@ -641,6 +666,110 @@ t_perf_kretprobe_pmu()
 	diag "$out"
 }
 
+# Why the ftrace selftest $1 is not to run on this kernel (nothing: run it).
+ft_skip_reason()
+{
+	case $1 in
+	kprobe_opt_types)
+		# Without the sysctl the test fails rather than reporting
+		# itself unsupported.
+		[ -e /proc/sys/debug/kprobes-optimization ] ||
+			echo "no /proc/sys/debug/kprobes-optimization (jump optimization, CONFIG_OPTPROBES, is not there yet)"
+		;;
+	kretprobe_maxactive)
+		# It probes a networking function; it fails (upstream's
+		# kprobes too) on a kernel without one.
+		grep -q ' inet_csk_accept$' /proc/kallsyms ||
+			echo "it probes inet_csk_accept, not in this kernel (no CONFIG_INET)"
+		;;
+	esac
+}
+
+# The log ftracetest kept of its case number $1 (in $ft_logs), as
+# diagnostics: the part from the test script on, at most 150 lines.
+ft_log()
+{
+	for f in "$ft_logs/$1"-*-log.*; do
+		[ -f "$f" ] || continue
+		echo "# log of ${f##*/}, from the test script on:"
+		if grep -q '^+ \. .*\.tc$' "$f"; then
+			sed -n '/^+ \. .*\.tc$/,$p' "$f"
+		else
+			cat "$f"
+		fi | tail -n 150 | sed 's/^/# | /'
+	done
+}
+
+# ftracetest's KTAP output, indented as a subtest, without its own header
+# lines (t_ftracetest prints them); a case that did not pass is preceded by
+# its log.
+ft_filter()
+{
+	while IFS= read -r line; do
+		case $line in
+		"TAP version "*|1..*)
+			continue
+			;;
+		"not ok "*)
+			n=${line#not ok }
+			ft_log "${n%% *}" | sed 's/^/    /'
+			;;
+		esac
+		echo "    $line"
+	done
+}
+
+# Upstream's ftrace selftests for kprobes, unmodified, run by upstream's
+# runner ftracetest (under bash when there is one).  Its KTAP is nested
+# under this case, so each of its cases counts once, named by its
+# description: [PASS] passes, [UNSUPPORTED] and [UNTESTED] skip, [FAIL],
+# [UNRESOLVED] and [UNDEFINED] fail.  The cases ft_skip_reason rules out
+# are reported as skipped, after the others.
+t_ftracetest()
+{
+	[ -n "$FT_TESTS" ] || { why="ktest.ftracetest=none"; return 2; }
+	[ -f "$FTRACE_DIR/ftracetest" ] ||
+		{ why="no $FTRACE_DIR/ftracetest"; return 2; }
+	ft_shell=$(command -v bash) || ft_shell=sh
+	ft_logs=/tmp/ftracetest-logs
+	ft_run=
+	ft_skip=
+	for t in $FT_TESTS; do
+		[ -f "$FTRACE_DIR/test.d/kprobe/$t.tc" ] ||
+			fail "no $FTRACE_DIR/test.d/kprobe/$t.tc" || return
+		if [ -n "$(ft_skip_reason $t)" ]; then
+			ft_skip="$ft_skip $t"
+		else
+			ft_run="$ft_run test.d/kprobe/$t.tc"
+		fi
+	done
+	nrun=$(echo $ft_run | wc -w)
+	nskip=$(echo $ft_skip | wc -w)
+	echo "    # Subtest: ftracetest"
+	echo "    KTAP version 1"
+	echo "    1..$((nrun + nskip))"
+	rm -rf "$ft_logs"
+	echo 0 > /tmp/ftracetest.rc
+	t0=$(date +%s)
+	if [ "$nrun" -gt 0 ]; then
+		(cd "$FTRACE_DIR" &&
+		 timeout $FT_TIMEOUT $ft_shell ./ftracetest --ktap \
+			-l "$ft_logs" $ft_run 2>&1
+		 echo $? > /tmp/ftracetest.rc) | ft_filter
+	fi
+	t1=$(date +%s)
+	n=$nrun
+	for t in $ft_skip; do
+		n=$((n + 1))
+		desc=$(sed -n 's/^#[[:space:]]*description:[[:space:]]*//p' \
+			"$FTRACE_DIR/test.d/kprobe/$t.tc")
+		echo "    ok $n $desc # SKIP $t.tc: $(ft_skip_reason $t)"
+	done
+	echo "    # ftracetest ran $nrun cases in $((t1 - t0)) s"
+	rc=$(cat /tmp/ftracetest.rc)
+	[ "$rc" = 0 ] || fail "ftracetest exited with status $rc"
+}
+
 # Print one kmemleak report ($1) as diagnostics, without its hex dump.
 leak_diag()
 {
@@ -738,6 +867,7 @@ unload kprobes_kretprobe
 unload kprobes_boundary
 unload kprobes_target
 ev_cleanup 2>/dev/null
+run ftracetest t_ftracetest
 run kmemleak t_kmemleak
 run no_splat t_no_splat
 exit 0
