@@ -191,52 +191,56 @@ t_kunit_suites()
 	[ -z "$bad" ] || fail "failed suites:$bad"
 }
 
-# The kprobes_stress KUnit suite of kprobes_stress.ko (its KTAP goes to the
-# kernel log): probes registered, toggled and unregistered while two CPUs
-# and a timer interrupt run the probed code.
-t_stress_suite()
+# Load KUnit module $1 (with kprobes_target.ko under it) with parameters
+# $3..., unload it, and judge its suite $2 from the kernel log, where its
+# KTAP goes.  Leaves that log in $log.  Under multi-threaded TCG, code
+# patched while another vCPU runs it can stay stale for that vCPU: the
+# cases that do this take cross_cpu=0 unless the harness says its vCPUs
+# take turns on one host thread.
+kunit_module()
 {
-	# Under multi-threaded TCG, code patched while another vCPU runs it
-	# can stay stale for that vCPU: the case that does this only runs
-	# when the harness says its vCPUs take turns on one host thread.
-	param=cross_cpu=0
-	grep -q 'ktest\.tcg=single' /proc/cmdline && param=
-	upstream && param="$param upstream=1"
-	unload kprobes_stress || fail "cannot unload kprobes_stress" || return
-	insmod ./kprobes_stress.ko $param ||
-		fail "insmod kprobes_stress.ko failed" || return
-	log=$(dmesg)
-	unload kprobes_stress || fail "rmmod kprobes_stress failed" || return
-	if echo "$log" | grep -q -E "not ok [0-9]+ kprobes_stress( |\$)"; then
-		fail "suite kprobes_stress failed"
-	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_stress( |\$)"; then
-		fail "no result line for kprobes_stress"
-	fi
-}
-
-# The kprobes_boundaries KUnit suite of kprobes_boundary.ko (its KTAP
-# goes to the kernel log): a probe on every instruction boundary of two
-# target functions in turn, with and without a post handler, with one CPU
-# and then two calling them, must not change any result.  Like
-# stress_suite, the other CPU only keeps calling while probes are armed
-# and disarmed when the vCPUs take turns on one host thread.
-t_boundary_suite()
-{
-	s=kprobes_boundary
-	param=cross_cpu=0
-	grep -q 'ktest\.tcg=single' /proc/cmdline && param=
-	upstream && param="$param upstream=1"
+	m=$1 suite=$2
+	shift 2
 	loaded kprobes_target || insmod ./kprobes_target.ko ||
 		fail "insmod kprobes_target.ko failed" || return
-	unload $s || fail "cannot unload $s" || return
-	insmod ./$s.ko $param || fail "insmod $s.ko failed" || return
+	unload $m || fail "cannot unload $m" || return
+	insmod ./$m.ko "$@" || fail "insmod $m.ko failed" || return
 	log=$(dmesg)
-	unload $s || fail "rmmod $s failed" || return
-	if echo "$log" | grep -q -E "not ok [0-9]+ kprobes_boundaries( |\$)"; then
+	unload $m || fail "rmmod $m failed" || return
+	echo "$log" | grep -q -E "ok [0-9]+ $suite( |\$)" ||
+		fail "no result line for $suite"
+}
+
+suite_failed()
+{
+	echo "$log" | grep -q -E "not ok [0-9]+ $1( |\$)"
+}
+
+cross_cpu_param()
+{
+	grep -q 'ktest\.tcg=single' /proc/cmdline || echo cross_cpu=0
+	upstream && echo upstream=1
+}
+
+# The kprobes_stress KUnit suite of kprobes_stress.ko: probes registered,
+# toggled and unregistered while two CPUs and a timer interrupt run the
+# probed code.
+t_stress_suite()
+{
+	kunit_module kprobes_stress kprobes_stress $(cross_cpu_param) || return
+	! suite_failed kprobes_stress || fail "suite kprobes_stress failed"
+}
+
+# The kprobes_boundaries KUnit suite of kprobes_boundary.ko: a probe on
+# every instruction boundary of two target functions in turn, with and
+# without a post handler, with one CPU and then two calling them, must
+# not change any result.
+t_boundary_suite()
+{
+	kunit_module kprobes_boundary kprobes_boundaries $(cross_cpu_param) ||
+		return
+	! suite_failed kprobes_boundaries ||
 		fail "suite kprobes_boundaries failed"
-	elif ! echo "$log" | grep -q -E "ok [0-9]+ kprobes_boundaries( |\$)"; then
-		fail "no result line for kprobes_boundaries"
-	fi
 }
 
 # The kprobes_kretprobe KUnit suite of kprobes_kretprobe.ko (its KTAP goes
@@ -247,16 +251,9 @@ t_kretprobe_suite()
 {
 	s=kprobes_kretprobe
 	have_kret || { why=$NO_KRET; return 2; }
-	loaded kprobes_target || insmod ./kprobes_target.ko ||
-		fail "insmod kprobes_target.ko failed" || return
-	unload $s || fail "cannot unload $s" || return
 	param=
 	upstream && param="upstream=1"
-	insmod ./$s.ko $param || fail "insmod $s.ko failed" || return
-	log=$(dmesg)
-	unload $s || fail "rmmod $s failed" || return
-	echo "$log" | grep -q -E "ok [0-9]+ $s( |\$)" ||
-		fail "no result line for $s" || return
+	kunit_module $s $s $param || return
 	if upstream; then
 		bad=$(echo "$log" |
 			sed -n 's/^ *not ok [0-9]* \(kpr_[a-z0-9_]*\).*/\1/p' |
@@ -266,9 +263,7 @@ t_kretprobe_suite()
 			diag "kpr_no_miss failed, as expected on upstream"
 		return 0
 	fi
-	echo "$log" | grep -q -E "not ok [0-9]+ $s( |\$)" &&
-		{ fail "suite $s failed"; return; }
-	return 0
+	! suite_failed $s || fail "suite $s failed"
 }
 
 # debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
