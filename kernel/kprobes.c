@@ -14,13 +14,14 @@
  *   2. out-of-line instruction slots       (pages, kallsyms)
  *   3. blacklist
  *   4. arming and disarming, in batches    (text poke, ftrace)
- *   5. address resolution and checks
- *   6. registration / unregistration
- *   7. enable / disable, and the global "enabled" switch
- *   8. text that goes away                 (modules, __init)
- *   9. return probes                      (instance pools, trampoline side)
- *  10. debugfs
- *  11. initialisation
+ *   5. jump optimization                   (optimizer queue, sysctl)
+ *   6. address resolution and checks
+ *   7. registration / unregistration
+ *   8. enable / disable, and the global "enabled" switch
+ *   9. text that goes away                 (modules, __init)
+ *  10. return probes                      (instance pools, trampoline side)
+ *  11. debugfs
+ *  12. initialisation
  *
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
@@ -49,6 +50,7 @@
 #include <linux/set_memory.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
+#include <linux/sysctl.h>
 #include <asm/sections.h>
 
 /* Serialises all changes to sites, probes and the blacklist. */
@@ -218,23 +220,46 @@ NOKPROBE_SYMBOL(kprobe_busy_end);
  * range (close enough to kernel text for rel32 addressing), filled with
  * int3 and then made read-only and executable; the backend writes a slot
  * through the text-patching primitive.  A page is returned as soon as its
- * last slot is freed.  The page list is read locklessly by the unwinder
- * and kallsyms (is_kprobe_insn_slot(), kprobe_get_kallsym()).
+ * last slot is freed.  There are two pools: instruction slots (the
+ * out-of-line copies of breakpoint sites) and, with jump optimization,
+ * detour slots, each pool with its own pages so that kallsyms and the
+ * unwinder can tell them apart.  The page lists are read locklessly by the
+ * unwinder and kallsyms (is_kprobe_insn_slot(), is_kprobe_optinsn_slot(),
+ * kprobe_get_kallsym()).
  */
-#define SLOTS_PER_PAGE	(PAGE_SIZE / KPROBE_SLOT_SIZE)
+#define SLOTS_MAX	(PAGE_SIZE / 16)
+
+struct kprobe_slot_pool {
+	struct list_head	pages;		/* kprobe_slot_page.list, RCU */
+	unsigned int		size;		/* bytes per slot */
+	const char		*sym;		/* the pages' name in kallsyms */
+};
 
 struct kprobe_slot_page {
-	struct list_head	list;		/* kprobe_slot_pages, RCU */
+	struct list_head	list;
 	void			*base;
 	unsigned int		used;
-	DECLARE_BITMAP(busy, SLOTS_PER_PAGE);
+	DECLARE_BITMAP(busy, SLOTS_MAX);
 	struct rcu_head		rcu;
 };
 
-static LIST_HEAD(kprobe_slot_pages);
 static DEFINE_MUTEX(kprobe_slot_mutex);
 
-static struct kprobe_slot_page *slot_page_new(void)
+static struct kprobe_slot_pool kprobe_insn_slots = {
+	.pages	= LIST_HEAD_INIT(kprobe_insn_slots.pages),
+	.size	= KPROBE_SLOT_SIZE,
+	.sym	= KPROBE_INSN_PAGE_SYM,
+};
+
+#ifdef CONFIG_OPTPROBES
+static struct kprobe_slot_pool kprobe_optinsn_slots = {
+	.pages	= LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
+	.size	= KPROBE_OPTINSN_SLOT_SIZE,
+	.sym	= KPROBE_OPTINSN_PAGE_SYM,
+};
+#endif
+
+static struct kprobe_slot_page *slot_page_new(struct kprobe_slot_pool *pool)
 {
 	struct kprobe_slot_page *sp;
 
@@ -249,49 +274,44 @@ static struct kprobe_slot_page *slot_page_new(void)
 	/* Unused bytes trap: a stray jump into the page cannot run garbage. */
 	memset(sp->base, 0xcc, PAGE_SIZE);
 	set_memory_rox((unsigned long)sp->base, 1);
-	list_add_rcu(&sp->list, &kprobe_slot_pages);
+	list_add_rcu(&sp->list, &pool->pages);
 	return sp;
 }
 
-/**
- * kprobe_slot_alloc() - get an out-of-line instruction slot
- *
- * Return: KPROBE_SLOT_SIZE bytes of read-only executable memory within
- * rel32 reach of kernel text, or NULL.
- */
-void *kprobe_slot_alloc(void)
+static void *slot_alloc(struct kprobe_slot_pool *pool)
 {
+	unsigned int per_page = PAGE_SIZE / pool->size;
 	struct kprobe_slot_page *sp;
 	void *slot = NULL;
 	unsigned int i;
 
 	mutex_lock(&kprobe_slot_mutex);
-	list_for_each_entry(sp, &kprobe_slot_pages, list) {
-		if (sp->used < SLOTS_PER_PAGE)
+	list_for_each_entry(sp, &pool->pages, list) {
+		if (sp->used < per_page)
 			goto found;
 	}
-	sp = slot_page_new();
+	sp = slot_page_new(pool);
 	if (!sp)
 		goto out;
 found:
-	i = find_first_zero_bit(sp->busy, SLOTS_PER_PAGE);
+	i = find_first_zero_bit(sp->busy, per_page);
 	__set_bit(i, sp->busy);
 	sp->used++;
-	slot = sp->base + i * KPROBE_SLOT_SIZE;
+	slot = sp->base + i * pool->size;
 out:
 	mutex_unlock(&kprobe_slot_mutex);
 	return slot;
 }
 
-static void slot_free_now(void *slot)
+static void slot_free_now(struct kprobe_slot_pool *pool, void *slot)
 {
 	struct kprobe_slot_page *sp;
 
 	mutex_lock(&kprobe_slot_mutex);
-	list_for_each_entry(sp, &kprobe_slot_pages, list) {
+	list_for_each_entry(sp, &pool->pages, list) {
 		if (slot < sp->base || slot >= sp->base + PAGE_SIZE)
 			continue;
-		__clear_bit((slot - sp->base) / KPROBE_SLOT_SIZE, sp->busy);
+		__clear_bit((slot - sp->base) / pool->size, sp->busy);
 		if (--sp->used == 0) {
 			list_del_rcu(&sp->list);
 			/* Nobody runs this page any more; readers only see sp. */
@@ -305,36 +325,77 @@ static void slot_free_now(void *slot)
 
 /*
  * A boosted hit leaves the trap with the CPU about to run the slot's copy
- * and the jump back, with interrupts as they were.  Without preemption
- * that CPU cannot pass a quiescent state before it is out again, so the
- * RCU grace period the core waits before releasing a site covers it.  On
- * a preemptible kernel an interrupt may preempt the task right there, and
+ * and the jump back, with interrupts as they were; an optimized probe's
+ * jump sends CPUs into its detour the same way.  Without preemption such
+ * a CPU cannot pass a quiescent state before it is out again, so the RCU
+ * grace period the core waits before releasing a site covers it.  On a
+ * preemptible kernel an interrupt may preempt the task right there, and
  * only an RCU-tasks grace period (every task has gone through a voluntary
  * context switch or user mode) says it has left.  That wait is long, so
- * it is taken once for every slot freed meanwhile, by a work item.
+ * it is taken once for everything freed meanwhile, by a work item: slots,
+ * and the sites whose detours name them.
  */
-struct kprobe_dead_slot {
+struct kprobe_dead {
 	struct llist_node	node;
-	void			*slot;
+	void			*ptr;
+	struct kprobe_slot_pool	*pool;	/* NULL: ptr is a kmalloc()ed site */
 };
 
-static LLIST_HEAD(kprobe_dead_slots);
+static LLIST_HEAD(kprobe_dead_list);
 
-static void dead_slots_fn(struct work_struct *work)
+static void dead_fn(struct work_struct *work)
 {
-	struct llist_node *list = llist_del_all(&kprobe_dead_slots);
-	struct kprobe_dead_slot *d, *tmp;
+	struct llist_node *list = llist_del_all(&kprobe_dead_list);
+	struct kprobe_dead *d, *tmp;
 
 	if (!list)
 		return;
 	synchronize_rcu_tasks();
 	llist_for_each_entry_safe(d, tmp, list, node) {
-		slot_free_now(d->slot);
+		if (d->pool)
+			slot_free_now(d->pool, d->ptr);
+		else
+			kfree(d->ptr);
 		kfree(d);
 	}
 }
 
-static DECLARE_WORK(kprobe_dead_slots_work, dead_slots_fn);
+static DECLARE_WORK(kprobe_dead_work, dead_fn);
+
+/* Free @ptr (a slot of @pool, or a site) once no task can be using it. */
+static void free_after_tasks(struct kprobe_slot_pool *pool, void *ptr)
+{
+	struct kprobe_dead *d;
+
+	if (!IS_ENABLED(CONFIG_PREEMPTION))
+		goto now;
+	d = kmalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		synchronize_rcu_tasks();
+		goto now;
+	}
+	d->ptr = ptr;
+	d->pool = pool;
+	llist_add(&d->node, &kprobe_dead_list);
+	schedule_work(&kprobe_dead_work);
+	return;
+now:
+	if (pool)
+		slot_free_now(pool, ptr);
+	else
+		kfree(ptr);
+}
+
+/**
+ * kprobe_slot_alloc() - get an out-of-line instruction slot
+ *
+ * Return: KPROBE_SLOT_SIZE bytes of read-only executable memory within
+ * rel32 reach of kernel text, or NULL.
+ */
+void *kprobe_slot_alloc(void)
+{
+	return slot_alloc(&kprobe_insn_slots);
+}
 
 /**
  * kprobe_slot_free() - return a slot from kprobe_slot_alloc()
@@ -343,38 +404,17 @@ static DECLARE_WORK(kprobe_dead_slots_work, dead_slots_fn);
  */
 void kprobe_slot_free(void *slot)
 {
-	struct kprobe_dead_slot *d;
-
-	if (!slot)
-		return;
-	if (!IS_ENABLED(CONFIG_PREEMPTION)) {
-		slot_free_now(slot);
-		return;
-	}
-	d = kmalloc(sizeof(*d), GFP_KERNEL);
-	if (!d) {
-		synchronize_rcu_tasks();
-		slot_free_now(slot);
-		return;
-	}
-	d->slot = slot;
-	llist_add(&d->node, &kprobe_dead_slots);
-	schedule_work(&kprobe_dead_slots_work);
+	if (slot)
+		free_after_tasks(&kprobe_insn_slots, slot);
 }
 
-/**
- * is_kprobe_insn_slot() - is @addr inside an out-of-line slot page?
- * @addr: an address, e.g. from a stack trace
- *
- * Return: true if @addr lies in a page holding kprobes' instruction copies.
- */
-bool is_kprobe_insn_slot(unsigned long addr)
+static bool pool_has(struct kprobe_slot_pool *pool, unsigned long addr)
 {
 	struct kprobe_slot_page *sp;
 	bool found = false;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(sp, &kprobe_slot_pages, list) {
+	list_for_each_entry_rcu(sp, &pool->pages, list) {
 		if (addr >= (unsigned long)sp->base &&
 		    addr < (unsigned long)sp->base + PAGE_SIZE) {
 			found = true;
@@ -385,7 +425,74 @@ bool is_kprobe_insn_slot(unsigned long addr)
 	return found;
 }
 
+/**
+ * is_kprobe_insn_slot() - is @addr inside an out-of-line slot page?
+ * @addr: an address, e.g. from a stack trace
+ *
+ * Return: true if @addr lies in a page holding kprobes' instruction copies.
+ */
+bool is_kprobe_insn_slot(unsigned long addr)
+{
+	return pool_has(&kprobe_insn_slots, addr);
+}
+
 NOKPROBE_SYMBOL(is_kprobe_insn_slot);
+
+#ifdef CONFIG_OPTPROBES
+/**
+ * kprobe_optinsn_slot_alloc() - get a detour slot for an optimized probe
+ *
+ * Return: KPROBE_OPTINSN_SLOT_SIZE bytes of read-only executable memory
+ * within rel32 reach of kernel text, or NULL.
+ */
+void *kprobe_optinsn_slot_alloc(void)
+{
+	return slot_alloc(&kprobe_optinsn_slots);
+}
+
+/**
+ * kprobe_optinsn_slot_free() - return a slot from kprobe_optinsn_slot_alloc()
+ * @slot: the slot; no jump leads to it any more
+ */
+void kprobe_optinsn_slot_free(void *slot)
+{
+	if (slot)
+		free_after_tasks(&kprobe_optinsn_slots, slot);
+}
+
+/**
+ * is_kprobe_optinsn_slot() - is @addr inside a detour page?
+ * @addr: an address, e.g. from a stack trace
+ *
+ * Return: true if @addr lies in a page holding optimized probes' detours.
+ */
+bool is_kprobe_optinsn_slot(unsigned long addr)
+{
+	return pool_has(&kprobe_optinsn_slots, addr);
+}
+
+NOKPROBE_SYMBOL(is_kprobe_optinsn_slot);
+#endif
+
+static int pool_kallsym(struct kprobe_slot_pool *pool, unsigned int *symnum,
+			unsigned long *value, char *type, char *sym)
+{
+	struct kprobe_slot_page *sp;
+	int ret = -ERANGE;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(sp, &pool->pages, list) {
+		if ((*symnum)--)
+			continue;
+		*value = (unsigned long)sp->base;
+		*type = 't';
+		strscpy(sym, pool->sym, KSYM_NAME_LEN);
+		ret = 0;
+		break;
+	}
+	rcu_read_unlock();
+	return ret;
+}
 
 /**
  * kprobe_get_kallsym() - describe kprobes' code pages to kallsyms
@@ -394,25 +501,19 @@ NOKPROBE_SYMBOL(is_kprobe_insn_slot);
  * @type: its symbol type ('t')
  * @sym: its name
  *
+ * Instruction-slot pages come first, then detour pages.
+ *
  * Return: 0 if @symnum names a page, -ERANGE past the last one.
  */
 int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 		       char *sym)
 {
-	struct kprobe_slot_page *sp;
-	int ret = -ERANGE;
+	int ret = pool_kallsym(&kprobe_insn_slots, &symnum, value, type, sym);
 
-	rcu_read_lock();
-	list_for_each_entry_rcu(sp, &kprobe_slot_pages, list) {
-		if (symnum--)
-			continue;
-		*value = (unsigned long)sp->base;
-		*type = 't';
-		strscpy(sym, KPROBE_INSN_PAGE_SYM, KSYM_NAME_LEN);
-		ret = 0;
-		break;
-	}
-	rcu_read_unlock();
+#ifdef CONFIG_OPTPROBES
+	if (ret)
+		ret = pool_kallsym(&kprobe_optinsn_slots, &symnum, value, type, sym);
+#endif
 	return ret;
 }
 
@@ -596,6 +697,11 @@ static void blacklist_remove_module(struct module *mod)
  * section with one cross-CPU synchronisation at its end.
  */
 
+/* Jump optimization (section 5) follows every change of armed state. */
+static void opt_leave(struct kprobe_site *s, struct list_head *unopt);
+static void opt_unoptimize(struct list_head *unopt);
+static void opt_consider(struct kprobe_site *s);
+
 static bool site_has_enabled(struct kprobe_site *s)
 {
 	struct kprobe *p;
@@ -737,20 +843,28 @@ static int sites_set_armed(struct list_head *batch, bool arm)
 	return 0;
 }
 
-/* Move each site of @batch to the state its probes call for. */
+/*
+ * Move each site of @batch to the state its probes call for.  A site that
+ * is to be disarmed or gains a post_handler loses its jump first (one
+ * batch); sites that now qualify for jump optimization are queued.
+ */
 static void sites_update(struct list_head *batch)
 {
 	struct kprobe_site *s, *tmp;
 	LIST_HEAD(to_arm);
 	LIST_HEAD(to_disarm);
+	LIST_HEAD(unopt);
 
 	list_for_each_entry_safe(s, tmp, batch, batch) {
 		bool want = site_want_armed(s);
 
+		if (!want || (s->flags & KSITE_POST))
+			opt_leave(s, &unopt);
 		if (want == !!(s->flags & KSITE_ARMED))
 			continue;
 		list_move_tail(&s->batch, want ? &to_arm : &to_disarm);
 	}
+	opt_unoptimize(&unopt);
 	/* Disarming an ftrace site only fails on allocation: then it stays. */
 	if (sites_set_armed(&to_disarm, false))
 		pr_warn("some probes could not be disarmed\n");
@@ -758,6 +872,8 @@ static void sites_update(struct list_head *batch)
 		pr_warn("some probes could not be armed\n");
 	list_splice_tail(&to_arm, batch);
 	list_splice_tail(&to_disarm, batch);
+	list_for_each_entry(s, batch, batch)
+		opt_consider(s);
 }
 
 static void site_free_rcu(struct rcu_head *head)
@@ -777,6 +893,15 @@ static void sites_release(struct list_head *dead)
 		list_del(&s->batch);
 		arch_kprobe_site_release(s);
 		/*
+		 * A detour names its site, and a preempted task may still be
+		 * on its way from the jump to the handler: such a site waits
+		 * for RCU tasks, like the detour itself.
+		 */
+		if (s->flags & KSITE_OPT_DETOUR) {
+			free_after_tasks(NULL, s);
+			continue;
+		}
+		/*
 		 * The caller's grace period already covers the hit path; the
 		 * deferred free only keeps a debugfs-free, lock-free reader of
 		 * the hash from ever racing with the kfree.
@@ -786,7 +911,302 @@ static void sites_release(struct list_head *dead)
 }
 
 /* ------------------------------------------------------------------ */
-/* 5. Address resolution and checks                                     */
+/* 5. Jump optimization                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A site qualifies for jump optimization when it is an armed breakpoint
+ * site, none of its enabled probes has a post_handler, no other site
+ * starts inside its region, the sysctl is on, and the backend accepts its
+ * text.  Every change of a site's armed state goes through sites_update(),
+ * which takes the jump out first where the site no longer qualifies and
+ * queues the sites that do; a new site inside an optimized region takes
+ * the jump of the site around it out before it is even prepared.
+ *
+ * The optimizer is a delayed work item, so that a burst of registrations
+ * shares one pass.  A pass takes the whole queue:
+ *
+ *  1. under kprobe_mutex, the backend checks each site's region and builds
+ *     its detour; from then on breakpoint hits run the detour's copy of
+ *     the region (KSITE_OPT_READY), so no CPU enters the region's middle;
+ *  2. without the mutex, one RCU-tasks grace period: every task that was
+ *     inside a region before (interrupted, or preempted) has left it;
+ *  3. under kprobe_mutex again, the jumps of the sites still waiting are
+ *     written in one text_poke_bp() batch.
+ *
+ * A site that stops qualifying meanwhile simply leaves the queue.  Taking
+ * a jump out is done at once, by whoever changes the site, in batches of
+ * two synchronisations; its detour stays until the site is freed.
+ */
+#ifdef CONFIG_OPTPROBES
+
+/* /proc/sys/debug/kprobes-optimization */
+static int kprobes_optimize = 1;
+
+/* Sites with KSITE_OPT_QUEUED, linked through site->opt. */
+static LIST_HEAD(opt_queue);
+
+/* Jiffies between the first queued site and the pass. */
+#define OPTIMIZER_DELAY	5
+
+static void optimizer_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(optimizer_work, optimizer_fn);
+
+/* Probes show the site's state in KPROBE_FLAG_OPTIMIZED. */
+static void opt_mark(struct kprobe_site *s)
+{
+	struct kprobe *p;
+
+	list_for_each_entry(p, &s->probes, list) {
+		if (s->flags & KSITE_OPTIMIZED)
+			p->flags |= KPROBE_FLAG_OPTIMIZED;
+		else
+			p->flags &= ~KPROBE_FLAG_OPTIMIZED;
+	}
+}
+
+/* Does another site start inside the (known) region of @s? */
+static bool opt_region_busy(struct kprobe_site *s)
+{
+	unsigned int i, len = arch_optprobe_region(s);
+
+	for (i = 1; i < len; i++) {
+		if (kprobe_site_lookup((unsigned long)s->addr + i))
+			return true;
+	}
+	return false;
+}
+
+static bool opt_eligible(struct kprobe_site *s)
+{
+	return kprobes_optimize && (s->flags & KSITE_ARMED) &&
+	       !(s->flags & (KSITE_FTRACE | KSITE_POST | KSITE_GONE |
+			     KSITE_OPT_NEVER)) &&
+	       !opt_region_busy(s);
+}
+
+static void opt_dequeue(struct kprobe_site *s)
+{
+	list_del_init(&s->opt);
+	s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_WAIT | KSITE_OPT_READY);
+}
+
+/*
+ * @s must not be (or become) optimized: dequeue it, or put it on @unopt
+ * to have its jump taken out by opt_unoptimize().
+ */
+static void opt_leave(struct kprobe_site *s, struct list_head *unopt)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	if (s->flags & KSITE_OPTIMIZED) {
+		if (list_empty(&s->opt))
+			list_add_tail(&s->opt, unopt);
+	} else if (s->flags & KSITE_OPT_QUEUED) {
+		opt_dequeue(s);
+	}
+}
+
+/* Take the jumps of the sites on @unopt out, in one batch. */
+static void opt_unoptimize(struct list_head *unopt)
+{
+	struct kprobe_site *s, *tmp;
+
+	if (list_empty(unopt))
+		return;
+	mutex_lock(&text_mutex);
+	arch_optprobe_unpoke(unopt);
+	mutex_unlock(&text_mutex);
+	list_for_each_entry_safe(s, tmp, unopt, opt) {
+		list_del_init(&s->opt);
+		/* Only now may breakpoint hits step the first instruction alone. */
+		s->flags &= ~(KSITE_OPTIMIZED | KSITE_OPT_READY);
+		opt_mark(s);
+	}
+}
+
+/* Queue @s if it qualifies and is not queued or optimized already. */
+static void opt_consider(struct kprobe_site *s)
+{
+	lockdep_assert_held(&kprobe_mutex);
+	opt_mark(s);
+	if ((s->flags & (KSITE_OPT_QUEUED | KSITE_OPTIMIZED)) || !opt_eligible(s))
+		return;
+	s->flags |= KSITE_OPT_QUEUED;
+	list_add_tail(&s->opt, &opt_queue);
+	schedule_delayed_work(&optimizer_work, OPTIMIZER_DELAY);
+}
+
+/*
+ * A site is about to appear at @addr (@arrive) or has gone from there:
+ * the sites whose region may cover @addr leave the optimizer's path, or
+ * are considered again.
+ */
+static void opt_neighbours(unsigned long addr, bool arrive)
+{
+	struct kprobe_site *s;
+	LIST_HEAD(unopt);
+	unsigned int d;
+
+	for (d = 1; d < KPROBE_OPT_REGION_MAX; d++) {
+		s = kprobe_site_lookup(addr - d);
+		if (!s)
+			continue;
+		if (!arrive)
+			opt_consider(s);
+		else if (arch_optprobe_region(s) > d)
+			opt_leave(s, &unopt);
+	}
+	opt_unoptimize(&unopt);
+}
+
+/* A site's text is gone: forget its jump without touching the text. */
+static void opt_forget(struct kprobe_site *s)
+{
+	list_del_init(&s->opt);
+	s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_WAIT | KSITE_OPT_READY |
+		      KSITE_OPTIMIZED);
+	opt_mark(s);
+}
+
+static void optimizer_fn(struct work_struct *work)
+{
+	struct kprobe_site *s, *tmp;
+	unsigned int n = 0;
+
+	/* 1. Check the regions and build the detours. */
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry_safe(s, tmp, &opt_queue, opt) {
+		if (s->flags & KSITE_OPT_WAIT) {
+			n++;
+			continue;
+		}
+		if (arch_optprobe_prepare(s)) {
+			s->flags |= KSITE_OPT_NEVER;
+			opt_dequeue(s);
+			continue;
+		}
+		s->flags |= KSITE_OPT_DETOUR;
+		if (!opt_eligible(s)) {
+			opt_dequeue(s);
+			continue;
+		}
+		s->flags |= KSITE_OPT_WAIT | KSITE_OPT_READY;
+		n++;
+	}
+	mutex_unlock(&kprobe_mutex);
+	if (!n)
+		return;
+
+	/* 2. Let every task that may be inside a region leave it. */
+	synchronize_rcu_tasks();
+
+	/* 3. Write the jumps of the sites still waiting. */
+	mutex_lock(&kprobe_mutex);
+	mutex_lock(&text_mutex);
+	n = 0;
+	list_for_each_entry_safe(s, tmp, &opt_queue, opt) {
+		if (!(s->flags & KSITE_OPT_WAIT))
+			continue;
+		arch_optprobe_poke(s);
+		list_del_init(&s->opt);
+		s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_WAIT);
+		s->flags |= KSITE_OPTIMIZED;
+		opt_mark(s);
+		n++;
+	}
+	if (n)
+		arch_optprobe_poke_finish();
+	mutex_unlock(&text_mutex);
+	if (!list_empty(&opt_queue))
+		schedule_delayed_work(&optimizer_work, OPTIMIZER_DELAY);
+	mutex_unlock(&kprobe_mutex);
+}
+
+/**
+ * wait_for_kprobe_optimizer() - wait until the optimizer's queue is empty
+ *
+ * Every probe registered before the call is then either optimized or known
+ * not to qualify (for now).  May sleep for an RCU-tasks grace period; must
+ * not be called with kprobe locks held.
+ */
+void wait_for_kprobe_optimizer(void)
+{
+	mutex_lock(&kprobe_mutex);
+	while (!list_empty(&opt_queue)) {
+		mutex_unlock(&kprobe_mutex);
+		flush_delayed_work(&optimizer_work);
+		mutex_lock(&kprobe_mutex);
+	}
+	mutex_unlock(&kprobe_mutex);
+}
+EXPORT_SYMBOL_GPL(wait_for_kprobe_optimizer);
+
+/* The sysctl changed: take every jump out, or queue every site again. */
+static void opt_apply_all(void)
+{
+	struct kprobe_site *s;
+	LIST_HEAD(unopt);
+	int i;
+
+	lockdep_assert_held(&kprobe_mutex);
+	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
+		hlist_for_each_entry(s, &kprobe_sites[i], node) {
+			if (kprobes_optimize)
+				opt_consider(s);
+			else
+				opt_leave(s, &unopt);
+		}
+	}
+	opt_unoptimize(&unopt);
+}
+
+static int kprobes_optimize_sysctl(const struct ctl_table *table, int write,
+				   void *buffer, size_t *length, loff_t *ppos)
+{
+	int old, ret;
+
+	mutex_lock(&kprobe_mutex);
+	old = kprobes_optimize;
+	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
+	if (!ret && write && old != kprobes_optimize) {
+		opt_apply_all();
+		pr_info("jump optimization %s\n",
+			kprobes_optimize ? "enabled" : "disabled");
+	}
+	mutex_unlock(&kprobe_mutex);
+	return ret;
+}
+
+static struct ctl_table kprobe_sysctls[] = {
+	{
+		.procname	= "kprobes-optimization",
+		.data		= &kprobes_optimize,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= kprobes_optimize_sysctl,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+};
+
+static void __init opt_init(void)
+{
+	register_sysctl_init("debug", kprobe_sysctls);
+}
+
+#else /* !CONFIG_OPTPROBES */
+
+static void opt_leave(struct kprobe_site *s, struct list_head *unopt) { }
+static void opt_unoptimize(struct list_head *unopt) { }
+static void opt_consider(struct kprobe_site *s) { }
+static void opt_neighbours(unsigned long addr, bool arrive) { }
+static void opt_forget(struct kprobe_site *s) { }
+static void __init opt_init(void) { }
+
+#endif /* CONFIG_OPTPROBES */
+
+/* ------------------------------------------------------------------ */
+/* 6. Address resolution and checks                                     */
 /* ------------------------------------------------------------------ */
 
 /**
@@ -904,13 +1324,13 @@ static int check_text(unsigned long addr)
 	return 0;
 }
 
-/* Return probes (section 9) hook into unregistration. */
+/* Return probes (section 10) hook into unregistration. */
 static bool kprobe_is_return(struct kprobe *p);
 static void kretprobe_detach(struct kprobe *p);
 static void kretprobe_release(struct kprobe *p);
 
 /* ------------------------------------------------------------------ */
-/* 6. Registration and unregistration                                   */
+/* 7. Registration and unregistration                                   */
 /* ------------------------------------------------------------------ */
 
 static bool site_holds(struct kprobe_site *s, struct kprobe *p,
@@ -988,6 +1408,7 @@ static struct kprobe_site *site_create(kprobe_opcode_t *addr, bool ftrace,
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->probes);
 	INIT_LIST_HEAD(&s->batch);
+	INIT_LIST_HEAD(&s->opt);
 	s->addr = addr;
 	if (ftrace)
 		s->flags |= KSITE_FTRACE;
@@ -1047,6 +1468,9 @@ static int prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	if (s && (site_holds(s, p, pend ? &pend->probes : NULL)))
 		return -EINVAL;
 	if (!s) {
+		/* No jump may cover the new site's text: it is read next. */
+		if (!ftrace)
+			opt_neighbours((unsigned long)addr, true);
 		s = site_create(addr, ftrace, &opcode);
 		if (IS_ERR(s))
 			return PTR_ERR(s);
@@ -1095,6 +1519,7 @@ static void pending_undo(struct pending_site *ps, int n)
 		if (ps[i].created) {
 			hlist_del_rcu(&ps[i].site->node);
 			list_add_tail(&ps[i].site->batch, &dead);
+			opt_neighbours((unsigned long)ps[i].site->addr, false);
 		}
 	}
 	if (!list_empty(&dead)) {
@@ -1255,6 +1680,9 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			list_add_tail(&s->batch, &dead);
 		}
 	}
+	/* Sites that had these inside their regions may qualify again. */
+	list_for_each_entry(s, &dead, batch)
+		opt_neighbours((unsigned long)s->addr, false);
 
 	/*
 	 * Breakpoint handlers run with interrupts off and ftrace ones with
@@ -1288,7 +1716,7 @@ void unregister_kprobe(struct kprobe *p)
 EXPORT_SYMBOL_GPL(unregister_kprobe);
 
 /* ------------------------------------------------------------------ */
-/* 7. Enable / disable                                                  */
+/* 8. Enable / disable                                                  */
 /* ------------------------------------------------------------------ */
 
 static int set_disabled(struct kprobe *p, bool disable)
@@ -1367,7 +1795,7 @@ static void all_sites_update(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* 8. Text that goes away                                               */
+/* 9. Text that goes away                                               */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -1387,6 +1815,7 @@ static void site_kill(struct kprobe_site *s)
 		sites_set_armed(&one, false);
 		list_del_init(&s->batch);
 	}
+	opt_forget(s);
 	s->flags &= ~KSITE_ARMED;
 	s->flags |= KSITE_GONE;
 	list_for_each_entry(p, &s->probes, list)
@@ -1468,7 +1897,7 @@ static struct notifier_block kprobes_module_nb = {
 #endif
 
 /* ------------------------------------------------------------------ */
-/* 9. Return probes                                                     */
+/* 10. Return probes                                                    */
 /* ------------------------------------------------------------------ */
 
 #ifdef CONFIG_KRETPROBES
@@ -2201,7 +2630,7 @@ void dump_kprobe(struct kprobe *kp)
 NOKPROBE_SYMBOL(dump_kprobe);
 
 /* ------------------------------------------------------------------ */
-/* 10. debugfs: list, enabled, blacklist                                 */
+/* 11. debugfs: list, enabled, blacklist                                 */
 /* ------------------------------------------------------------------ */
 
 #ifdef CONFIG_DEBUG_FS
@@ -2230,6 +2659,8 @@ static void list_one(struct seq_file *m, struct kprobe_site *s,
 		seq_puts(m, "  [GONE]");
 	else if (p->flags & KPROBE_FLAG_DISABLED)
 		seq_puts(m, "  [DISABLED]");
+	if (s->flags & KSITE_OPTIMIZED)
+		seq_puts(m, "  [OPTIMIZED]");
 	if (kprobe_ftrace(p))
 		seq_puts(m, "  [FTRACE]");
 	seq_putc(m, '\n');
@@ -2321,7 +2752,7 @@ late_initcall(kprobes_debugfs_init);
 #endif /* CONFIG_DEBUG_FS */
 
 /* ------------------------------------------------------------------ */
-/* 11. Initialisation                                                   */
+/* 12. Initialisation                                                   */
 /* ------------------------------------------------------------------ */
 
 static int __init kprobes_init(void)
@@ -2334,6 +2765,7 @@ static int __init kprobes_init(void)
 	mutex_lock(&kprobe_mutex);
 	blacklist_init();
 	mutex_unlock(&kprobe_mutex);
+	opt_init();
 
 #ifdef CONFIG_MODULES
 	ret = register_module_notifier(&kprobes_module_nb);

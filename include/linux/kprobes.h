@@ -336,13 +336,19 @@ static inline int disable_kretprobe(struct kretprobe *rp)
 	return disable_kprobe(&rp->kp);
 }
 
-/* Jump optimization is not provided yet: nothing to wait for. */
+#ifdef CONFIG_OPTPROBES
+/* Detour pages of optimized probes, for kallsyms, extable and the unwinder. */
+bool is_kprobe_optinsn_slot(unsigned long addr);
+/* Wait until every probe queued for jump optimization has been handled. */
+void wait_for_kprobe_optimizer(void);
+#else
 static inline bool is_kprobe_optinsn_slot(unsigned long addr)
 {
 	return false;
 }
 
 static inline void wait_for_kprobe_optimizer(void) { }
+#endif
 
 /*
  * For the page-fault path: give a running probe the first look at a

@@ -39,6 +39,13 @@
 #define KSITE_GONE	BIT(1)	/* the text was freed: never touch it again */
 #define KSITE_FTRACE	BIT(2)	/* on an ftrace call site: carried by ftrace */
 #define KSITE_POST	BIT(3)	/* some enabled probe here has a post_handler */
+/* Jump optimization (CONFIG_OPTPROBES), see kernel/kprobes.c section 5: */
+#define KSITE_OPT_QUEUED BIT(4)	/* on the optimizer's queue */
+#define KSITE_OPT_WAIT	BIT(5)	/* detour built, grace period under way */
+#define KSITE_OPTIMIZED	BIT(6)	/* the jump to the detour is in the text */
+#define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
+#define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
+#define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed after RCU tasks */
 
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
@@ -46,6 +53,7 @@ struct kprobe_site {
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
+	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
 	struct rcu_head		rcu;
 	struct arch_kprobe_site	arch;	/* the backend's own state */
 };
@@ -117,6 +125,52 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp);
  * (they switch stacks, or never return): kretprobes on them get -EINVAL.
  */
 extern const char * const arch_kretprobe_refused[];
+
+/* ---- Jump optimization (CONFIG_OPTPROBES) --------------------------- */
+
+/*
+ * An optimized site replaces the breakpoint with a jump to a detour that
+ * saves the registers, runs the pre_handlers and then executes copies of
+ * the instructions the jump covers (the site's *region*) before jumping
+ * back.  The core decides which sites qualify as far as probes go (armed,
+ * no post_handler, no other site inside the region, the sysctl on) and
+ * batches the work; the backend decides whether the text allows it.
+ *
+ *   arch_optprobe_prepare(s)          optimizer, kprobe_mutex held: check
+ *                                     the region and build the detour
+ *   -- the core waits for every task to leave the region (RCU tasks) --
+ *   arch_optprobe_poke(s) ...         text_mutex held, many sites
+ *   arch_optprobe_poke_finish()       once per batch
+ *   arch_optprobe_unpoke(list)        back to a breakpoint, text_mutex held
+ *
+ * While KSITE_OPT_READY is set, a breakpoint hit on the site (before the
+ * jump is written, or while it is being taken out) must run the detour's
+ * copy of the region rather than step the first instruction alone: the
+ * bytes after it may be half rewritten.  The detour itself lives until
+ * arch_kprobe_site_release().
+ */
+#ifdef CONFIG_OPTPROBES
+/*
+ * Check that the region at s->addr can be replaced by a jump, build the
+ * detour.  0, or -EINVAL / -EBUSY / -ENOMEM: then the site stays a
+ * breakpoint for good.  Idempotent.
+ */
+int arch_optprobe_prepare(struct kprobe_site *s);
+
+/* Bytes covered by the jump's region; 0 before arch_optprobe_prepare(). */
+unsigned int arch_optprobe_region(struct kprobe_site *s);
+
+/* Queue the jump of a prepared, armed site; make the batch visible. */
+void arch_optprobe_poke(struct kprobe_site *s);
+void arch_optprobe_poke_finish(void);
+
+/* Put the breakpoint back on optimized sites (linked through s->opt). */
+void arch_optprobe_unpoke(struct list_head *sites);
+
+/* Detour slots: KPROBE_OPTINSN_SLOT_SIZE bytes, freed like kprobe_slot_free(). */
+void *kprobe_optinsn_slot_alloc(void);
+void kprobe_optinsn_slot_free(void *slot);
+#endif
 
 /* ---- Provided by the core, for the backend's hit path -------------- */
 

@@ -10,6 +10,15 @@
 /* NOKPROBE_SYMBOL(), nokprobe_inline, __kprobes: needed even without kprobes. */
 #include <asm-generic/kprobes.h>
 
+/*
+ * Bytes per detour slot of an optimized probe: a call to the common entry
+ * code, the copied region (at most four bytes of instructions before the
+ * fifth byte plus one whole instruction), a jmp back, and two words for
+ * the entry code in the last sixteen bytes.  See arch/x86/kernel/kprobes/opt.c
+ * (opt_entry.S needs it too).
+ */
+#define KPROBE_OPTINSN_SLOT_SIZE	64
+
 #ifndef __ASSEMBLY__
 
 #include <linux/types.h>
@@ -36,6 +45,9 @@ struct pt_regs;
  */
 #define KPROBE_SLOT_SIZE	64
 
+/* The longest region a jump can cover: four bytes, then one instruction. */
+#define KPROBE_OPT_REGION_MAX		(4 + MAX_INSN_SIZE)
+
 /*
  * How a hit executes the probed instruction (arch_kprobe_site.how) and what
  * it needs to do so.  @target is the absolute destination of a relative
@@ -56,6 +68,13 @@ struct arch_kprobe_site {
 	u8		base;
 	u8		index;
 	bool		boost;		/* the jump-back copy may run unframed */
+#ifdef CONFIG_OPTPROBES
+	/* Jump optimization: filled by arch_optprobe_prepare(). */
+	kprobe_opcode_t	*detour;	/* detour slot, NULL if none */
+	u8		region;		/* bytes the jump's region covers */
+	bool		jumped;		/* the jump is in the text */
+	u8		orig[5];	/* the bytes the jump replaces */
+#endif
 };
 
 /* Called from do_int3() for every kernel or user int3; returns 1 if it was ours. */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Private to the x86 kprobes backend (core.c, ftrace.c).
+ * Private to the x86 kprobes backend (core.c, ftrace.c, opt.c).
  */
 #ifndef _X86_KPROBES_BACKEND_H
 #define _X86_KPROBES_BACKEND_H
+
+#include <linux/kprobes_arch.h>
+#include <asm/text-patching.h>
 
 /*
  * Values of arch_kprobe_site.how.  Everything from KX_JMP on is emulated
@@ -32,6 +35,80 @@ enum {
 /* Where the two copies sit inside a slot (see KPROBE_SLOT_SIZE). */
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
+
+/* Shared by core.c and opt.c. */
+struct insn;
+struct kx_overlay {
+	unsigned long	at;		/* an optimized site being walked through */
+	u8		bytes[JMP32_INSN_SIZE];	/* what its jump replaced */
+};
+
+int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf);
+int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
+		unsigned long addr);
+bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
+		   const u8 *orig, unsigned long addr);
+bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest);
+
+/*
+ * Jump optimization (opt.c).  A detour slot holds, from its start: a call
+ * to kx_opt_entry (opt_entry.S), the copied region followed by a jmp back
+ * (KX_OPT_COPY, where breakpoint hits go while KSITE_OPT_READY is set),
+ * and in its last sixteen bytes the value regs->ip shows to handlers
+ * (KX_OPT_IP: the probed address + 1) and the site's address
+ * (KX_OPT_SITE).  opt_entry.S knows these offsets too.
+ */
+#define KX_OPT_COPY	CALL_INSN_SIZE
+#define KX_OPT_IP	(KPROBE_OPTINSN_SLOT_SIZE - 16)
+#define KX_OPT_SITE	(KPROBE_OPTINSN_SLOT_SIZE - 8)
+
+#ifdef CONFIG_OPTPROBES
+void kx_opt_release(struct kprobe_site *s);
+void kx_opt_entry(void);
+void kx_opt_handler(struct kprobe_site *s, struct pt_regs *regs);
+
+static __always_inline bool kx_opt_ready(struct kprobe_site *s)
+{
+	return READ_ONCE(s->flags) & KSITE_OPT_READY;
+}
+
+static __always_inline unsigned long kx_opt_copy(struct kprobe_site *s)
+{
+	return (unsigned long)s->arch.detour + KX_OPT_COPY;
+}
+
+static __always_inline bool kx_jumped(struct kprobe_site *s)
+{
+	return s->arch.jumped;
+}
+
+static __always_inline const u8 *kx_orig_bytes(struct kprobe_site *s)
+{
+	return s->arch.orig;
+}
+#else
+static inline void kx_opt_release(struct kprobe_site *s) { }
+
+static __always_inline bool kx_opt_ready(struct kprobe_site *s)
+{
+	return false;
+}
+
+static __always_inline unsigned long kx_opt_copy(struct kprobe_site *s)
+{
+	return 0;
+}
+
+static __always_inline bool kx_jumped(struct kprobe_site *s)
+{
+	return false;
+}
+
+static __always_inline const u8 *kx_orig_bytes(struct kprobe_site *s)
+{
+	return NULL;
+}
+#endif
 
 #ifdef CONFIG_DYNAMIC_FTRACE
 /* Ends of the ftrace trampoline templates, labels in ftrace_64.S. */

@@ -168,6 +168,48 @@ static int kx_fetch(unsigned long addr, u8 *buf)
 	return n;
 }
 
+/**
+ * kx_fetch_orig - read text as it was before kprobes changed it
+ * @ov: the caller's overlay state, zeroed before the first call of a walk
+ * @pos: where to read; successive calls walk forward instruction by
+ *	 instruction from the start of a function
+ * @buf: MAX_INSN_SIZE bytes
+ *
+ * Like kx_fetch(), but an armed site's int3 reads as the byte it replaced,
+ * and the jump of an optimized site as the bytes it replaced: the jump
+ * covers the start of the instructions after the first one, so the
+ * overlay remembers it while the walk goes through them.  Called with
+ * kprobe_mutex held, so that sites stay as they are.
+ *
+ * Return: the number of bytes read, 0 if none.
+ */
+int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
+{
+	struct kprobe_site *s;
+	int n = kx_fetch(pos, buf), i;
+
+	if (!n)
+		return 0;
+	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE) {
+		preempt_disable();
+		s = kprobe_site_lookup(pos);
+		if (s && s->arch.how != KX_FTRACE) {
+			if (kx_jumped(s)) {
+				ov->at = pos;
+				memcpy(ov->bytes, kx_orig_bytes(s), JMP32_INSN_SIZE);
+			} else if (buf[0] == INT3_INSN_OPCODE) {
+				buf[0] = s->arch.opcode;
+			}
+		}
+		preempt_enable();
+	}
+	if (ov->at && pos >= ov->at && pos < ov->at + JMP32_INSN_SIZE) {
+		for (i = 0; i < n && pos + i < ov->at + JMP32_INSN_SIZE; i++)
+			buf[i] = ov->bytes[pos + i - ov->at];
+	}
+	return n;
+}
+
 static bool kx_has_prefix(struct insn *insn, insn_byte_t want)
 {
 	insn_byte_t p;
@@ -343,8 +385,8 @@ static int kx_classify_0f(struct arch_kprobe_site *a, struct insn *insn,
  * *_safe MSR access is sent back to its own exception-table entry (see
  * kprobe_fault_handler()).
  */
-static int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
-		       unsigned long addr)
+int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
+		unsigned long addr)
 {
 	unsigned long next = addr + insn->length;
 	insn_byte_t op = insn->opcode.bytes[0];
@@ -423,8 +465,8 @@ static int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
  * @img, which will live at @at.  A RIP-relative operand keeps pointing at
  * the same byte.  Returns false if it cannot reach it from there.
  */
-static bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
-			  const u8 *orig, unsigned long addr)
+bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
+		   const u8 *orig, unsigned long addr)
 {
 	long disp;
 
@@ -440,7 +482,7 @@ static bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
 }
 
 /* A jmp rel32 at @img (living at @at) to @dest; false if out of reach. */
-static bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
+bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
 {
 	long rel = (long)(dest - (at + JMP32_INSN_SIZE));
 
@@ -582,6 +624,7 @@ void arch_kprobe_site_release(struct kprobe_site *s)
 		kprobe_slot_free(s->arch.slot);
 		s->arch.slot = NULL;
 	}
+	kx_opt_release(s);
 }
 
 /* ---- Placement -------------------------------------------------------- */
@@ -591,41 +634,34 @@ void arch_kprobe_site_release(struct kprobe_site *s)
  * @addr: the address to check
  * @offset: its distance from the start of its function
  *
- * Decodes forward from the start of the function.  Armed breakpoint sites
- * on the way have int3 as their first byte; their saved byte is put back
- * before decoding them.  The caller holds kprobe_mutex, so those sites
- * stay put while we look at them.
+ * Decodes forward from the start of the function, reading the text as it
+ * was before kprobes wrote breakpoints and jumps into it (kx_fetch_orig()).
+ * The caller holds kprobe_mutex, so those sites stay put while we look at
+ * them.
  *
  * Return: true if decoding lands exactly on @addr.
  */
 bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 {
 	unsigned long pos = addr - offset;
+	struct kx_overlay ov = {};
 	u8 buf[MAX_INSN_SIZE];
-	struct kprobe_site *s;
 	struct insn insn;
 	int len;
 
 	while (pos < addr) {
-		len = kx_fetch(pos, buf);
+		len = kx_fetch_orig(&ov, pos, buf);
 		if (!len)
 			return false;
 
-		if (buf[0] == INT3_INSN_OPCODE) {
-			preempt_disable();
-			s = kprobe_site_lookup(pos);
-			if (s && s->arch.how != KX_FTRACE)
-				buf[0] = s->arch.opcode;
-			preempt_enable();
-			/*
-			 * Not a kprobe: ftrace may be rewriting its call site
-			 * right now (text_poke_bp() leaves int3 in front of
-			 * it for a while).  The site is 5 bytes either way.
-			 */
-			if (!s && ftrace_location(pos) == pos) {
-				pos += MCOUNT_INSN_SIZE;
-				continue;
-			}
+		/*
+		 * An int3 that is not a kprobe: ftrace may be rewriting its
+		 * call site right now (text_poke_bp() leaves int3 in front
+		 * of it for a while).  The site is 5 bytes either way.
+		 */
+		if (buf[0] == INT3_INSN_OPCODE && ftrace_location(pos) == pos) {
+			pos += MCOUNT_INSN_SIZE;
+			continue;
 		}
 
 		if (insn_decode(&insn, buf, len, INSN_MODE_KERN) < 0 ||
@@ -713,7 +749,8 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 	u8 byte = arm ? INT3_INSN_OPCODE : s->arch.opcode;
 
 	lockdep_assert_held(&text_mutex);
-	if (WARN_ON_ONCE(s->flags & KSITE_FTRACE) || (s->flags & KSITE_GONE))
+	if (WARN_ON_ONCE(s->flags & KSITE_FTRACE) || WARN_ON_ONCE(kx_jumped(s)) ||
+	    (s->flags & KSITE_GONE))
 		return;
 	text_poke(s->addr, &byte, INT3_INSN_SIZE);
 	kx_batch_dirty = true;
@@ -899,6 +936,10 @@ static int kx_run_unframed(struct kprobe_site *s, struct pt_regs *regs)
 	if (kx_is_emulated(s))
 		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
 
+	if (kx_opt_ready(s)) {
+		regs->ip = kx_opt_copy(s);
+		return 1;
+	}
 	if (s->arch.boost || !(regs->flags & X86_EFLAGS_IF)) {
 		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
 		return 1;
@@ -921,6 +962,10 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 
 	if (kx_is_emulated(s))
 		return kx_emulate(s, regs) ? 1 : kx_emulation_failed(s, regs);
+	if (kx_opt_ready(s)) {
+		regs->ip = kx_opt_copy(s);
+		return 1;
+	}
 	if (s->arch.boost) {
 		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
 		return 1;
@@ -1000,6 +1045,17 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (!kprobe_running())
 		__this_cpu_write(current_kprobe, running);
 
+	/*
+	 * A site on its way to (or back from) jump optimization runs the
+	 * detour's copy of the whole region: the bytes after the first
+	 * instruction may be half rewritten.  That wins over a post_handler
+	 * being added right now.
+	 */
+	if (kx_opt_ready(s)) {
+		kx_pop(c, f);
+		regs->ip = kx_opt_copy(s);
+		return 1;
+	}
 	if (s->arch.boost && !(READ_ONCE(s->flags) & KSITE_POST)) {
 		kx_pop(c, f);
 		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * x86-64 kprobes backend: the common entry of optimized probes' detours.
+ *
+ * An optimized site's jmp leads to its detour slot, whose first
+ * instruction calls this code.  So on entry the stack holds our return
+ * address (the slot's copy of the region, see opt.c) right below the
+ * probed context's stack pointer.  We save that context as a struct
+ * pt_regs, fetch the site's address from the slot's last eight bytes and
+ * call kx_opt_handler().  Then flags and general registers are reloaded
+ * (handlers may have changed them) and RET goes on in the slot.
+ *
+ * While the handlers run, the unwinder sees a pt_regs frame, exactly as
+ * for a breakpoint: the next frame is the probed function at regs->ip,
+ * with regs->sp.  Nothing before the first store may change the flags,
+ * hence lea rather than sub.
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/asm-offsets.h>
+#include <asm/ptrace-abi.h>
+#include <asm/segment.h>
+#include <asm/unwind_hints.h>
+#include <asm/kprobes.h>
+
+/*
+ * What the slot keeps for us in its last sixteen bytes, relative to our
+ * return address (the slot + 5): the value regs->ip is to show (the
+ * probed address + 1), then the site.
+ */
+#define IP_FROM_RET	(KPROBE_OPTINSN_SLOT_SIZE - 16 - 5)
+#define SITE_FROM_RET	(KPROBE_OPTINSN_SLOT_SIZE - 8 - 5)
+
+	.pushsection .kprobes.text, "ax"
+SYM_CODE_START(kx_opt_entry)
+	UNWIND_HINT_FUNC
+	ANNOTATE_NOENDBR
+	leaq	-PTREGS_SIZE(%rsp), %rsp
+
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%r10, R10(%rsp)
+	movq	%r11, R11(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	%rbp, RBP(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r15, R15(%rsp)
+	pushfq
+	popq	%rax
+	movq	%rax, EFLAGS(%rsp)
+	movq	$__KERNEL_CS, CS(%rsp)
+	movq	$__KERNEL_DS, SS(%rsp)
+	movq	$-1, ORIG_RAX(%rsp)
+	/* The probed context's stack pointer: above our return address. */
+	leaq	PTREGS_SIZE + 8(%rsp), %rax
+	movq	%rax, RSP(%rsp)
+	movq	PTREGS_SIZE(%rsp), %rdi
+	movq	IP_FROM_RET(%rdi), %rax
+	movq	%rax, RIP(%rsp)
+	movq	SITE_FROM_RET(%rdi), %rdi
+	movq	%rsp, %rsi
+	UNWIND_HINT_REGS
+	call	kx_opt_handler
+
+	pushq	EFLAGS(%rsp)
+	popfq
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBP(%rsp), %rbp
+	movq	RBX(%rsp), %rbx
+	movq	R11(%rsp), %r11
+	movq	R10(%rsp), %r10
+	movq	R9(%rsp), %r9
+	movq	R8(%rsp), %r8
+	movq	RAX(%rsp), %rax
+	movq	RCX(%rsp), %rcx
+	movq	RDX(%rsp), %rdx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+	leaq	PTREGS_SIZE(%rsp), %rsp
+	UNWIND_HINT_FUNC
+	RET
+SYM_CODE_END(kx_opt_entry)
+	.popsection
