@@ -32,6 +32,11 @@
  *    in it (see kprobe_slot_free()).  Instructions with an exception-table
  *    entry are never boosted.
  *
+ *  - Jump optimization (opt.c) replaces the int3 of a qualifying site with
+ *    a jmp to a detour.  While a site is on its way there or back
+ *    (KSITE_OPT_READY), a breakpoint hit runs the detour's copy of the
+ *    whole region, like a boosted hit runs its slot's copy.
+ *
  * What a CPU is doing with a hit lives in a small per-CPU stack of frames.
  * A frame is pushed for every hit that has to come back (handlers running
  * or a step in flight) and popped when the hit is over.  Nesting comes from
