@@ -4,10 +4,11 @@
 # kprobes selftests, shell-level cases.  Runs from the directory that holds
 # the built modules (busybox ash is enough) and prints KTAP on stdout.
 # The KUnit cases of kprobes_kunit.ko, kprobes_stress.ko,
-# kprobes_kretprobe.ko and kprobes_boundary.ko report to the kernel log;
-# the "kunit_suites", "stress_suite", "kretprobe_suite" and
-# "boundary_suite" cases below sum them up.  The return
-# probe cases are skipped on a kernel without CONFIG_KRETPROBES.
+# kprobes_kretprobe.ko, kprobes_boundary.ko and kprobes_opt.ko report to
+# the kernel log; the "kunit_suites", "stress_suite", "kretprobe_suite",
+# "boundary_suite" and "opt_suite" cases below sum them up.  The return
+# probe cases are skipped on a kernel without CONFIG_KRETPROBES, the jump
+# optimization cases on a kernel without its sysctl.
 # The "ftracetest" case runs upstream's ftrace selftests for kprobes with
 # their own runner, after the final unloads; its cases are nested under it.
 # The "kmemleak" case runs after all others.
@@ -55,7 +56,7 @@ for arg in $(cat /proc/cmdline); do
 done
 FT_TIMEOUT=480
 
-NTESTS=22
+NTESTS=23
 num=0
 why=
 
@@ -264,6 +265,17 @@ t_kretprobe_suite()
 		return 0
 	fi
 	! suite_failed $s || fail "suite $s failed"
+}
+
+# The kprobes_optimizer KUnit suite of kprobes_opt.ko: the states of an
+# optimized probe in the list, the registers handlers see on each path
+# (breakpoint, boosted, optimized, ftrace), optimization while two CPUs
+# call.  Its cases that need jump optimization skip themselves without
+# the sysctl; the others run anyway.
+t_opt_suite()
+{
+	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
+	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }
 
 # debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
@@ -838,6 +850,7 @@ run kunit_suites t_kunit_suites
 run stress_suite t_stress_suite
 run kretprobe_suite t_kretprobe_suite
 run boundary_suite t_boundary_suite
+run opt_suite t_opt_suite
 run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
@@ -860,6 +873,7 @@ unload kprobes_kunit
 unload kprobes_stress
 unload kprobes_kretprobe
 unload kprobes_boundary
+unload kprobes_opt
 unload kprobes_target
 ev_cleanup 2>/dev/null
 run ftracetest t_ftracetest
