@@ -48,6 +48,17 @@
  *    text later still, from a workqueue: there, with cross_cpu=0, every
  *    probe of that case gets a post_handler, which keeps it a breakpoint.
  *
+ *  - kpb_opt_*: the walk once more with jump optimization on (the sysctl
+ *    /proc/sys/debug/kprobes-optimization at 1; skipped on a kernel
+ *    without it): a probe without post_handler on each boundary in turn,
+ *    given the time to be optimized before the calls (see kpb_opt()), so
+ *    that the function runs with an optimized probe on every boundary the
+ *    kernel can optimize and with a breakpoint on every other.  Results,
+ *    registers and hit counts are checked as in the walk, the hits per
+ *    pass over the inputs must be the walk's, and at least one probe of
+ *    kpt_bnd_asm must have been optimized.  (kpt_bnd_c has a jump table,
+ *    an indirect jump: no probe of it can be optimized.)
+ *
  * The test thread stays on one CPU for the whole of each case.
  *
  * Known upstream bug: upstream 6.12 (Debian's 6.12.117 at least) runs the
@@ -60,13 +71,14 @@
  * 8 x 64 calls each; kpt_bnd_asm: 98, 16 x 64).  Measured under TCG with
  * KASAN, guest time, ours and upstream alike: kpb_walk_asm 4.5-6 s,
  * kpb_walk_c 14-20 s, kpb_smp_asm 2-3 s, kpb_smp_c 7-9 s, depending on
- * the load of the host.  The calls are the smaller part (about
- * 7 us each for kpt_bnd_c): most of it is one registration and one
- * unregistration per boundary and probe, some 20 ms together (a grace
- * period, text patching and its IPIs), which only fewer boundaries could
- * save.  The concurrent cases therefore make fewer calls per boundary
- * (KPB_SMP_CALLS from each CPU) and give each boundary one probe, with or
- * without a post_handler by turns.
+ * the load of the host; on upstream kpb_opt_asm 5.5-6 s, kpb_opt_c
+ * 8.5-9.5 s (one probe per boundary, KPB_OPT_CALLS calls in all).  The
+ * calls are the smaller part (about 7 us each for kpt_bnd_c): most of it
+ * is one registration and one unregistration per boundary and probe, some
+ * 20 ms together (a grace period, text patching and its IPIs), which only
+ * fewer boundaries could save.  The concurrent cases therefore make fewer
+ * calls per boundary (KPB_SMP_CALLS from each CPU) and give each boundary
+ * one probe, with or without a post_handler by turns.
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
@@ -84,6 +96,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <asm/text-patching.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -106,10 +120,19 @@ MODULE_PARM_DESC(cross_cpu,
 /* Largest function and most boundaries handled. */
 #define KPB_MAX_SIZE		2048
 #define KPB_MAX_BOUND		1024
+/* Refused instructions whose offsets are kept. */
+#define KPB_MAX_REFUSED		16
 /* Failures reported in detail, per kind. */
 #define KPB_NREC		8
 /* How long the text may take to come back after the last probe is gone. */
 #define KPB_TEXT_MS		5000
+/* The optimized walk: calls per function, at least. */
+#define KPB_OPT_CALLS		100000
+/*
+ * How long the optimized walk gives a probe to become [OPTIMIZED] when it
+ * can only poll the list (see kpb_opt()).
+ */
+#define KPB_OPT_WAIT_MS		300
 
 static u8 kpb_buf[KPB_NIN][KPB_BUF_MAX];
 static unsigned int kpb_len[KPB_NIN];
@@ -138,7 +161,11 @@ struct kpb_fn {
 	u16 bound[KPB_MAX_BOUND];
 	unsigned int nbound;
 	unsigned int nrefused;
+	u16 refused[KPB_MAX_REFUSED];
 	unsigned int nonb;
+	/* Hits per pass over the inputs, from the walk (when walked). */
+	bool walked;
+	u32 pass_hits[KPB_MAX_BOUND];
 };
 
 static u32 kpb_call_c(int in, int lane)
@@ -439,6 +466,8 @@ static bool kpb_classify(struct kunit *test, struct kpb_fn *fn,
 		return true;
 	}
 	if (insn) {
+		if (fn->nrefused < KPB_MAX_REFUSED)
+			fn->refused[fn->nrefused] = off;
 		fn->nrefused++;
 		kunit_info(test, "%s+%#x (%*ph): refused, %d\n",
 			   fn->name, off, kpb_nbytes(fn, off), fn->text + off, ret);
@@ -576,6 +605,8 @@ static void kpb_expect_text(struct kunit *test, struct kpb_fn *fn)
 struct kpb_ctx {
 	bool bound_cpu;
 	struct task_struct *worker;
+	/* The optimization sysctl before the case changed it, or < 0. */
+	int sysctl_old;
 };
 
 static int kpb_init(struct kunit *test)
@@ -584,6 +615,7 @@ static int kpb_init(struct kunit *test)
 
 	if (!ctx)
 		return -ENOMEM;
+	ctx->sysctl_old = -1;
 	test->priv = ctx;
 	return 0;
 }
@@ -598,6 +630,8 @@ static void kpb_exit(struct kunit *test)
 	WRITE_ONCE(kpb_args_task, NULL);
 	if (kpb_probe.kp.addr)
 		kpb_unregister();
+	if (ctx->sysctl_old >= 0)
+		kpt_optimization_set(ctx->sysctl_old);
 	if (ctx->bound_cpu)
 		set_cpus_allowed_ptr(current, cpu_possible_mask);
 }
@@ -731,6 +765,8 @@ static bool kpb_walk_at(struct kunit *test, struct kpb_fn *fn,
 	if (!off)
 		KUNIT_EXPECT_EQ_MSG(test, a.pre, (int)(reps * KPB_NIN),
 				    "%s: entry hits", fn->name);
+	if (kpb_index(fn, off) < fn->nbound)
+		fn->pass_hits[kpb_index(fn, off)] = a.pre / reps;
 	if (!a.pre) {
 		sum->unhit++;
 		if (sum->shown++ < 12)
@@ -790,6 +826,7 @@ static void kpb_walk(struct kunit *test, struct kpb_fn *fn)
 			     kpb_walk_at(test, fn, off, reps, st, sum);
 		}
 	}
+	fn->walked = ok;
 	WRITE_ONCE(kpb_args_task, NULL);
 	kpb_expect_text(test, fn);
 
@@ -1007,11 +1044,319 @@ static void kpb_smp_asm(struct kunit *test)
 	kpb_smp(test, &kpb_fn_asm);
 }
 
+/* ---------------------------------------------------------------------
+ * The walk with probes the kernel may optimize
+ */
+
+/*
+ * The instructions of @fn as far as the walk knows them (its boundaries
+ * and the instructions refused), each with where it goes next, for
+ * kpb_may_optimize().
+ */
+struct kpb_code {
+	unsigned int n;
+	u16 start[KPB_MAX_BOUND + KPB_MAX_REFUSED];
+	/* Direct jump target (offset in the function), or -1. */
+	s32 target[KPB_MAX_BOUND + KPB_MAX_REFUSED];
+	u8 flow[KPB_MAX_BOUND + KPB_MAX_REFUSED];
+	bool indirect_jmp;
+};
+
+enum kpb_flow {
+	KPB_FLOW_NONE,		/* on to the next instruction */
+	KPB_FLOW_BRANCH,	/* jump, call, return, interrupt */
+	KPB_FLOW_INDIRECT_JMP,
+};
+
+static bool kpb_prefix(u8 b)
+{
+	static const u8 prefixes[] = {
+		0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3,
+	};
+
+	/* REX, or a legacy prefix. */
+	return (b & 0xf0) == 0x40 || memchr(prefixes, b, sizeof(prefixes));
+}
+
+static unsigned int kpb_code_len(struct kpb_fn *fn, struct kpb_code *code,
+				 unsigned int k)
+{
+	unsigned int end = k + 1 < code->n ? code->start[k + 1] : fn->size;
+
+	return min(end - code->start[k], 15U);
+}
+
+/*
+ * How instruction #k goes on, roughly: enough to guess which probes a
+ * kernel can optimize.  *@target: where a direct jump goes, else -1.
+ */
+static enum kpb_flow kpb_flow(struct kpb_fn *fn, struct kpb_code *code,
+			      unsigned int k, s32 *target)
+{
+	const u8 *op = fn->text + code->start[k];
+	unsigned int end = code->start[k] + kpb_code_len(fn, code, k);
+
+	while (op < fn->text + end - 1 && kpb_prefix(*op))
+		op++;
+	*target = -1;
+	switch (op[0]) {
+	case 0x70 ... 0x7f:
+	case 0xe0 ... 0xe3:
+	case 0xeb:
+		*target = end + (s8)fn->text[end - 1];
+		return KPB_FLOW_BRANCH;
+	case 0xe9:
+		*target = end + (s32)get_unaligned_le32(fn->text + end - 4);
+		return KPB_FLOW_BRANCH;
+	case 0x0f:
+		if (op[1] >= 0x80 && op[1] <= 0x8f) {
+			*target = end + (s32)get_unaligned_le32(fn->text + end - 4);
+			return KPB_FLOW_BRANCH;
+		}
+		return KPB_FLOW_NONE;
+	case 0xe8:
+	case 0x9a:
+	case 0xc2:
+	case 0xc3:
+	case 0xca ... 0xcf:
+	case 0xea:
+		return KPB_FLOW_BRANCH;
+	case 0xff:
+		switch ((op[1] >> 3) & 7) {
+		case 2:
+		case 3:
+			return KPB_FLOW_BRANCH;
+		case 4:
+		case 5:
+			return KPB_FLOW_INDIRECT_JMP;
+		}
+		return KPB_FLOW_NONE;
+	}
+	return KPB_FLOW_NONE;
+}
+
+static void kpb_code_init(struct kpb_fn *fn, struct kpb_code *code)
+{
+	unsigned int i = 0, j = 0, k;
+	unsigned int nref = min_t(unsigned int, fn->nrefused, KPB_MAX_REFUSED);
+
+	/* Both lists are in ascending order: merge them. */
+	while (i < fn->nbound || j < nref) {
+		if (j >= nref || (i < fn->nbound && fn->bound[i] < fn->refused[j]))
+			code->start[code->n++] = fn->bound[i++];
+		else
+			code->start[code->n++] = fn->refused[j++];
+	}
+	for (k = 0; k < code->n; k++) {
+		code->flow[k] = kpb_flow(fn, code, k, &code->target[k]);
+		if (code->flow[k] == KPB_FLOW_INDIRECT_JMP)
+			code->indirect_jmp = true;
+	}
+}
+
+/*
+ * A guess at whether a kernel can optimize a probe on @off, from the rules
+ * of x86-64: the instructions its jump replaces (five bytes or more) are
+ * all of @fn and none of them branches, no jump of @fn lands strictly
+ * inside them, and @fn has no indirect jump.  Only used to spare the
+ * polling wait where a probe cannot be optimized; the kernel may know
+ * better (exception table entries, instructions it cannot copy).
+ */
+static bool kpb_may_optimize(struct kpb_fn *fn, struct kpb_code *code,
+			     unsigned int off)
+{
+	unsigned int k, j, len = 0;
+
+	if (code->indirect_jmp)
+		return false;
+	for (k = 0; k < code->n && code->start[k] != off; k++)
+		;
+	for (j = k; j < code->n && len < JMP32_INSN_SIZE; j++) {
+		if (code->flow[j] != KPB_FLOW_NONE)
+			return false;
+		len += kpb_code_len(fn, code, j);
+	}
+	if (len < JMP32_INSN_SIZE || off + len > fn->size)
+		return false;
+	for (j = 0; j < code->n; j++)
+		if (code->target[j] > (s32)off && code->target[j] < (s32)(off + len))
+			return false;
+	return true;
+}
+
+/* What the optimized walk saw. */
+struct kpb_opt_sum {
+	unsigned int guessed, optimized, late, unguessed, lost, missed;
+	s64 wait_max_ms;
+	char list[160];
+	size_t used;
+	/* Guessed optimizable, not optimized. */
+	char miss[120];
+	size_t mused;
+	/* Optimized during the calls. */
+	char late_list[120];
+	size_t lused;
+};
+
+static void kpb_opt_note(char *buf, size_t size, size_t *used,
+			 unsigned int n, unsigned int off)
+{
+	if (n <= 20)
+		*used += scnprintf(buf + *used, size - *used, " +%#x", off);
+	else if (n == 21)
+		*used += scnprintf(buf + *used, size - *used, " ...");
+}
+
+/*
+ * The walk again, with a probe without post_handler on each boundary in
+ * turn and the sysctl at 1: before the calls, the probe is given the time
+ * to be optimized.  Where the kernel exports wait_for_kprobe_optimizer()
+ * that is exact: the optimizer is done, and the list says whether it
+ * optimized the probe.  Elsewhere (upstream) the list is polled, for at
+ * most KPB_OPT_WAIT_MS and only where kpb_may_optimize() says the probe
+ * can be optimized: most probes cannot.  Every result is compared with the
+ * reference, the registers seen are checked as in the walk, and each
+ * probe must be hit as often per pass over the inputs as in the walk (and
+ * on the entry once per call).  At least one probe of kpt_bnd_asm must
+ * have been optimized.
+ */
+static void kpb_opt(struct kunit *test, struct kpb_fn *fn)
+{
+	struct kpb_stats *st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	struct kpb_opt_sum *sum = kunit_kzalloc(test, sizeof(*sum), GFP_KERNEL);
+	struct kpb_code *code = kunit_kzalloc(test, sizeof(*code), GFP_KERNEL);
+	struct kpb_ctx *ctx = test->priv;
+	unsigned int i, off, reps;
+	ktime_t t0 = ktime_get();
+	int old, state, after, pre;
+	bool exact, guess, opt;
+	long pass;
+
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_ASSERT_NOT_NULL(test, sum);
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	old = kpt_optimization_get();
+	if (old == -ENOENT)
+		kunit_skip(test,
+			   "no %s: this kernel does not optimize probes (CONFIG_OPTPROBES)",
+			   KPT_OPT_SYSCTL);
+	KUNIT_ASSERT_GE_MSG(test, old, 0, "reading %s: %d", KPT_OPT_SYSCTL, old);
+	ctx->sysctl_old = old;
+	KUNIT_ASSERT_EQ(test, kpt_optimization_set(1), 0);
+	kpb_bind_self(test);
+	kpb_prepare(test, fn);
+	kpb_find_boundaries(test, fn);
+	kpb_code_init(fn, code);
+	exact = kpt_optimizer_wait();
+	reps = DIV_ROUND_UP(KPB_OPT_CALLS, KPB_NIN * fn->nbound);
+	WRITE_ONCE(kpb_args_task, current);
+
+	for (i = 0; i < fn->nbound; i++) {
+		ktime_t w0;
+
+		off = fn->bound[i];
+		if (kpb_register_again(test, fn, off, false))
+			break;
+		guess = kpb_may_optimize(fn, code, off);
+		sum->guessed += guess;
+		opt = false;
+		if (exact || guess) {
+			w0 = ktime_get();
+			state = kpt_wait_probe_state(fn->addr + off,
+						     KPT_PS_OPTIMIZED,
+						     KPT_PS_OPTIMIZED,
+						     exact ? 0 : KPB_OPT_WAIT_MS);
+			opt = state > 0 && (state & KPT_PS_OPTIMIZED);
+			if (opt)
+				sum->wait_max_ms = max(sum->wait_max_ms,
+						       ktime_ms_delta(ktime_get(), w0));
+		}
+		if (opt) {
+			sum->optimized++;
+			kpb_opt_note(sum->list, sizeof(sum->list), &sum->used,
+				     sum->optimized, off);
+		} else if (guess) {
+			sum->missed++;
+			kpb_opt_note(sum->miss, sizeof(sum->miss), &sum->mused,
+				     sum->missed, off);
+		}
+		kpb_calls(fn, off, false, reps, true, st);
+		/*
+		 * Optimized all through the calls; or, not waited for,
+		 * optimized during them.
+		 */
+		after = kpt_probe_state(fn->addr + off);
+		if (opt && !(after & KPT_PS_OPTIMIZED))
+			sum->lost++;
+		if (!opt && after > 0 && (after & KPT_PS_OPTIMIZED)) {
+			sum->late++;
+			sum->unguessed += !guess;
+			kpb_opt_note(sum->late_list, sizeof(sum->late_list),
+				     &sum->lused, sum->late, off);
+		}
+		kpb_unregister();
+		pre = atomic_read(&kpb_probe.pre);
+		kpb_expect_regs(test, fn, off, false);
+		KUNIT_EXPECT_EQ_MSG(test, kpb_probe.kp.nmissed, 0UL,
+				    "%s+%#x: missed hits", fn->name, off);
+		if (!off)
+			KUNIT_EXPECT_EQ_MSG(test, pre, (int)(reps * KPB_NIN),
+					    "%s: entry hits", fn->name);
+		pass = fn->walked ? fn->pass_hits[i] : -1;
+		if (pass >= 0 && !kpb_upstream_loop(fn, off))
+			KUNIT_EXPECT_EQ_MSG(test, (long)pre, reps * pass,
+					    "%s+%#x (%*ph), %s: %d hits in %u passes, the walk had %ld per pass",
+					    fn->name, off, kpb_nbytes(fn, off),
+					    fn->text + off,
+					    opt ? "optimized" : "not optimized",
+					    pre, reps, pass);
+		if (!(i % 16))
+			cond_resched();
+	}
+	WRITE_ONCE(kpb_args_task, NULL);
+	kpb_expect_text(test, fn);
+
+	kunit_info(test, "%s: %u boundaries, %u optimized before the calls:%s\n",
+		   fn->name, fn->nbound, sum->optimized, sum->list);
+	kunit_info(test,
+		   "%s: %s; %u optimizable by the rules, of which %u not optimized:%s\n",
+		   fn->name,
+		   exact ? "waited with wait_for_kprobe_optimizer()" :
+			   "polled the list where the rules allow it",
+		   sum->guessed, sum->missed, sum->miss);
+	kunit_info(test,
+		   "%s: longest wait %lld ms; %u optimized during the calls (%u against the rules):%s; %u no longer optimized after them\n",
+		   fn->name, sum->wait_max_ms, sum->late, sum->unguessed,
+		   sum->late_list, sum->lost);
+	kunit_info(test,
+		   "%s: %u x %d calls per boundary, %ld calls, %ld mismatches, %lld ms\n",
+		   fn->name, reps, KPB_NIN, st->calls, st->mismatches,
+		   ktime_ms_delta(ktime_get(), t0));
+	kpb_report(test, fn, st, "optimized walk");
+	KUNIT_EXPECT_GE(test, st->calls, (long)KPB_OPT_CALLS);
+	KUNIT_EXPECT_EQ(test, sum->lost, 0U);
+	if (fn->insns)
+		KUNIT_EXPECT_GT_MSG(test, sum->optimized, 0U,
+				    "%s: no probe optimized", fn->name);
+}
+
+static void kpb_opt_c(struct kunit *test)
+{
+	kpb_opt(test, &kpb_fn_c);
+}
+
+static void kpb_opt_asm(struct kunit *test)
+{
+	kpb_opt(test, &kpb_fn_asm);
+}
+
 static struct kunit_case kpb_cases[] = {
 	KUNIT_CASE_SLOW(kpb_walk_asm),
 	KUNIT_CASE_SLOW(kpb_walk_c),
 	KUNIT_CASE_SLOW(kpb_smp_asm),
 	KUNIT_CASE_SLOW(kpb_smp_c),
+	KUNIT_CASE_SLOW(kpb_opt_asm),
+	KUNIT_CASE_SLOW(kpb_opt_c),
 	{}
 };
 

@@ -105,6 +105,9 @@ int kpt_gate_inside(void);
  *
  * kpt_asm_sub(x) returns x - KPT_SUB_IMM; its second instruction, at
  * KPT_L_SUB_INSN, has no symbol (the KPT_L_ADD_* labels are symbols).
+ *
+ * KPT_L_OPT_CALL_RET and KPT_L_OPT_CALL_C_RET: the return addresses of the
+ * calls in kpt_opt_call() and kpt_opt_call_c() (see below).
  */
 int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
@@ -115,6 +118,8 @@ enum kpt_label {
 	KPT_L_ADD_NEXT,
 	KPT_L_LOAD_INSN,
 	KPT_L_SUB_INSN,
+	KPT_L_OPT_CALL_RET,
+	KPT_L_OPT_CALL_C_RET,
 };
 
 unsigned long kpt_label_addr(enum kpt_label label);
@@ -158,6 +163,76 @@ const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size);
 extern const u32 kpt_bnd_asm_insns[];
 extern const u32 kpt_bnd_asm_ninsns;
 extern const u32 kpt_bnd_asm_size;
+
+/*
+ * Targets of the jump-optimization cases (kprobes_opt.ko, and the
+ * optimized walk of kprobes_boundary.ko).  Both return kpt_opt_want(a, b,
+ * c).  kpt_opt_asm() (kpt_asm.S) is straight-line code of 3- and 4-byte
+ * instructions that uses no stack, with no branch but its final ret:
+ * kpt_opt_asm_layout() gives its size and the offset of each instruction.
+ * kpt_opt_c() is plain C, its entry an ftrace call site.
+ *
+ * kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c), kpt_opt_call_c(a, b,
+ * c) kpt_opt_c(a, b, c), each from one call whose return address is
+ * kpt_label_addr(KPT_L_OPT_CALL_RET), resp. KPT_L_OPT_CALL_C_RET; just
+ * before that call each stores its stack pointer in kpt_opt_sp, so that
+ * the callee starts with the stack pointer kpt_opt_sp - 8.
+ */
+static inline u64 kpt_opt_want(u64 a, u64 b, u64 c)
+{
+	return ((((a + b) * (b | 1)) ^ c) ^ (a << 3)) - b;
+}
+
+u64 kpt_opt_asm(u64 a, u64 b, u64 c);
+u64 kpt_opt_c(u64 a, u64 b, u64 c);
+u64 kpt_opt_call(u64 a, u64 b, u64 c);
+u64 kpt_opt_call_c(u64 a, u64 b, u64 c);
+const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size);
+extern unsigned long kpt_opt_sp;
+
+/* What it returns, and the offsets of kpt_label_addr()'s return addresses. */
+extern const u32 kpt_opt_asm_insns[];
+extern const u32 kpt_opt_asm_ninsns;
+extern const u32 kpt_opt_asm_size;
+extern const u32 kpt_opt_call_ret_off;
+extern const u32 kpt_opt_call_c_ret_off;
+
+/*
+ * Jump optimization as the tests see it: the sysctl
+ * /proc/sys/debug/kprobes-optimization and the marks of debugfs
+ * kprobes/list.
+ *
+ * kpt_probe_state(addr): the marks of the list lines of the probes at
+ * @addr, or-ed together (KPT_PS_*), KPT_PS_LISTED when there is one; or a
+ * negative errno when the list cannot be read.
+ *
+ * kpt_wait_probe_state(addr, mask, want, ms): reads that state until
+ * (state & @mask) == @want, at most @ms milliseconds; returns the last
+ * state read.
+ *
+ * kpt_optimizer_wait(): waits for the optimizer with the kernel's
+ * wait_for_kprobe_optimizer() where the kernel exports it (true), else
+ * does nothing (false): callers then poll the list.
+ *
+ * kpt_optimization_get() reads the sysctl: 0 or 1, or a negative errno
+ * (-ENOENT: the kernel does not optimize probes); kpt_optimization_set(on)
+ * writes it.
+ */
+#define KPT_PS_LISTED		0x01
+#define KPT_PS_OPTIMIZED	0x02
+#define KPT_PS_DISABLED		0x04
+#define KPT_PS_FTRACE		0x08
+#define KPT_PS_GONE		0x10
+
+#define KPT_OPT_SYSCTL		"/proc/sys/debug/kprobes-optimization"
+#define KPT_KPROBES_LIST	"/sys/kernel/debug/kprobes/list"
+
+int kpt_probe_state(unsigned long addr);
+int kpt_wait_probe_state(unsigned long addr, int mask, int want,
+			 unsigned int ms);
+bool kpt_optimizer_wait(void);
+int kpt_optimization_get(void);
+int kpt_optimization_set(int on);
 
 #endif /* __ASSEMBLY__ */
 #endif /* _KPROBES_SELFTEST_TARGET_H */

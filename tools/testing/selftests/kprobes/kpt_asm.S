@@ -8,6 +8,7 @@
 #include <linux/linkage.h>
 #include <linux/objtool.h>
 #include <asm/asm.h>
+#include <asm/frame.h>
 #include "kprobes_target.h"
 
 	.text
@@ -233,4 +234,79 @@ EXPORT_SYMBOL_GPL(kpt_bnd_asm)
 SYM_DATA_END(kpt_bnd_asm_insns)
 SYM_DATA(kpt_bnd_asm_ninsns, .long (. - kpt_bnd_asm_insns) / 4)
 SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
+	.popsection
+
+/* ---------------------------------------------------------------------
+ * Jump-optimization target: u64 kpt_opt_asm(u64 a, u64 b, u64 c), see
+ * kprobes_target.h.  Straight-line code of 3- and 4-byte instructions,
+ * no branch but the final ret, no stack use: a probe on any of its first
+ * nine instructions covers the next one too (a jump takes five bytes),
+ * and the stack pointer is the entry's all through.  "KPO insn" records
+ * the offset of each instruction in kpt_opt_asm_insns[].
+ */
+
+	.pushsection .rodata
+	.balign 4
+SYM_DATA_START(kpt_opt_asm_insns)
+	.popsection
+
+.macro KPO insn:vararg
+.Lkpo_insn\@:
+	\insn
+	.pushsection .rodata
+	.long	.Lkpo_insn\@ - kpt_opt_asm
+	.popsection
+.endm
+
+SYM_FUNC_START(kpt_opt_asm)
+	KPO	movq	%rdi, %rax		/* a */
+	KPO	addq	%rsi, %rax		/* a + b */
+	KPO	movq	%rsi, %rcx
+	KPO	orq	$1, %rcx		/* b | 1 */
+	KPO	imulq	%rcx, %rax		/* (a + b) * (b | 1) */
+	KPO	xorq	%rdx, %rax		/* ... ^ c */
+	KPO	movq	%rdi, %rdx
+	KPO	shlq	$3, %rdx
+	KPO	xorq	%rdx, %rax		/* ... ^ (a << 3) */
+	KPO	subq	%rsi, %rax		/* ... - b */
+	KPO	RET
+.Lkpo_asm_end:
+SYM_FUNC_END(kpt_opt_asm)
+EXPORT_SYMBOL_GPL(kpt_opt_asm)
+
+	.pushsection .rodata
+SYM_DATA_END(kpt_opt_asm_insns)
+SYM_DATA(kpt_opt_asm_ninsns, .long (. - kpt_opt_asm_insns) / 4)
+SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
+	.popsection
+
+/*
+ * u64 kpt_opt_call(u64 a, u64 b, u64 c) returns kpt_opt_asm(a, b, c) and
+ * u64 kpt_opt_call_c(u64 a, u64 b, u64 c) kpt_opt_c(a, b, c), from a call
+ * whose return address kpt_label_addr() gives; each notes its stack
+ * pointer just before that call in kpt_opt_sp.
+ */
+SYM_FUNC_START(kpt_opt_call)
+	FRAME_BEGIN
+	movq	%rsp, kpt_opt_sp(%rip)
+	call	kpt_opt_asm
+.Lkpo_call_ret:
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_opt_call)
+EXPORT_SYMBOL_GPL(kpt_opt_call)
+
+SYM_FUNC_START(kpt_opt_call_c)
+	FRAME_BEGIN
+	movq	%rsp, kpt_opt_sp(%rip)
+	call	kpt_opt_c
+.Lkpo_call_c_ret:
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_opt_call_c)
+EXPORT_SYMBOL_GPL(kpt_opt_call_c)
+
+	.pushsection .rodata
+SYM_DATA(kpt_opt_call_ret_off, .long .Lkpo_call_ret - kpt_opt_call)
+SYM_DATA(kpt_opt_call_c_ret_off, .long .Lkpo_call_c_ret - kpt_opt_call_c)
 	.popsection

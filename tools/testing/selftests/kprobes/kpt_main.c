@@ -10,10 +10,17 @@
  * At load time the module also probes one of its own __init functions
  * and leaves that probe registered: once the init text is freed the probe
  * must be reported as gone.
+ *
+ * For the jump-optimization cases of two test modules it also reads and
+ * writes the optimization sysctl and reads the marks of debugfs
+ * kprobes/list (see kprobes_target.h).
  */
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
@@ -21,8 +28,11 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/swab.h>
+#include <linux/uio.h>
 #include <linux/wait.h>
 #include "kprobes_target.h"
 
@@ -340,6 +350,10 @@ unsigned long kpt_label_addr(enum kpt_label label)
 		return (unsigned long)kpt_asm_load_insn;
 	case KPT_L_SUB_INSN:
 		return (unsigned long)kpt_asm_sub + kpt_asm_sub_off;
+	case KPT_L_OPT_CALL_RET:
+		return (unsigned long)kpt_opt_call + kpt_opt_call_ret_off;
+	case KPT_L_OPT_CALL_C_RET:
+		return (unsigned long)kpt_opt_call_c + kpt_opt_call_c_ret_off;
 	}
 	return 0;
 }
@@ -353,9 +367,194 @@ const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
 
+/* ---------------------------------------------------------------------
+ * Jump optimization: targets, the sysctl, the list (see kprobes_target.h)
+ */
+
+/* Written by kpt_opt_call() and kpt_opt_call_c() (kpt_asm.S). */
+unsigned long kpt_opt_sp;
+EXPORT_SYMBOL_GPL(kpt_opt_sp);
+
+__used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
+{
+	asm volatile("");
+	return kpt_opt_want(a, b, c);
+}
+EXPORT_SYMBOL_GPL(kpt_opt_c);
+
+const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
+{
+	*ninsns = kpt_opt_asm_ninsns;
+	*size = kpt_opt_asm_size;
+	return kpt_opt_asm_insns;
+}
+EXPORT_SYMBOL_GPL(kpt_opt_asm_layout);
+
+/* The marks of one list line ("<addr>  k  <sym>+<off>  <mod> <marks>"). */
+static int kpt_line_state(const char *line, unsigned long addr)
+{
+	char tok[24];
+	unsigned long a;
+	size_t n = strcspn(line, " \t");
+	int state = KPT_PS_LISTED;
+
+	if (!n || n >= sizeof(tok))
+		return 0;
+	memcpy(tok, line, n);
+	tok[n] = '\0';
+	if (kstrtoul(tok, 16, &a) || a != addr)
+		return 0;
+	if (strstr(line, "[OPTIMIZED]"))
+		state |= KPT_PS_OPTIMIZED;
+	if (strstr(line, "[DISABLED]"))
+		state |= KPT_PS_DISABLED;
+	if (strstr(line, "[FTRACE]"))
+		state |= KPT_PS_FTRACE;
+	if (strstr(line, "[GONE]"))
+		state |= KPT_PS_GONE;
+	return state;
+}
+
+#define KPT_LIST_BUF	4096
+
+/*
+ * kernel_read() needs ->read_iter, which debugfs' proxy file operations
+ * do not have: read the list, a seq_file, with seq_read_iter().
+ */
+static ssize_t kpt_seq_read(struct file *f, char *buf, size_t len, loff_t *pos)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	ssize_t n;
+
+	init_sync_kiocb(&kiocb, f);
+	kiocb.ki_pos = *pos;
+	iov_iter_kvec(&iter, ITER_DEST, &kv, 1, len);
+	n = seq_read_iter(&kiocb, &iter);
+	*pos = kiocb.ki_pos;
+	return n;
+}
+
+int kpt_probe_state(unsigned long addr)
+{
+	struct file *f;
+	char *buf, *line, *nl;
+	size_t have = 0;
+	loff_t pos = 0;
+	ssize_t n;
+	int state = 0;
+
+	buf = kmalloc(KPT_LIST_BUF + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	f = filp_open(KPT_KPROBES_LIST, O_RDONLY, 0);
+	if (IS_ERR(f)) {
+		kfree(buf);
+		return PTR_ERR(f);
+	}
+	/* Whole lines out of each read; a partial one moves to the front. */
+	for (;;) {
+		n = kpt_seq_read(f, buf + have, KPT_LIST_BUF - have, &pos);
+		if (n < 0) {
+			state = n;
+			break;
+		}
+		have += n;
+		buf[have] = '\0';
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			state |= kpt_line_state(line, addr);
+			line = nl + 1;
+		}
+		have -= line - buf;
+		if (!n || have == KPT_LIST_BUF) {
+			/* The end, or a line too long to be one of ours. */
+			if (have && have < KPT_LIST_BUF)
+				state |= kpt_line_state(line, addr);
+			break;
+		}
+		memmove(buf, line, have);
+	}
+	filp_close(f, NULL);
+	kfree(buf);
+	return state;
+}
+EXPORT_SYMBOL_GPL(kpt_probe_state);
+
+bool kpt_optimizer_wait(void)
+{
+#ifdef KPT_HAVE_OPTIMIZER_WAIT
+	wait_for_kprobe_optimizer();
+	return true;
+#else
+	return false;
+#endif
+}
+EXPORT_SYMBOL_GPL(kpt_optimizer_wait);
+
+int kpt_wait_probe_state(unsigned long addr, int mask, int want,
+			 unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	int state;
+
+	for (;;) {
+		kpt_optimizer_wait();
+		state = kpt_probe_state(addr);
+		if (state < 0 || (state & mask) == want ||
+		    !time_before(jiffies, end))
+			return state;
+		msleep(20);
+	}
+}
+EXPORT_SYMBOL_GPL(kpt_wait_probe_state);
+
+int kpt_optimization_get(void)
+{
+	char buf[16] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int val;
+
+	f = filp_open(KPT_OPT_SYSCTL, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	if (kstrtoint(strim(buf), 10, &val))
+		return -EINVAL;
+	return val;
+}
+EXPORT_SYMBOL_GPL(kpt_optimization_get);
+
+int kpt_optimization_set(int on)
+{
+	const char *val = on ? "1\n" : "0\n";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(KPT_OPT_SYSCTL, O_WRONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, val, 2, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	return n == 2 ? 0 : -EIO;
+}
+EXPORT_SYMBOL_GPL(kpt_optimization_set);
+
 /*
  * "trigger": writing N calls the shell-level targets N times each, so
- * that run_tests.sh can hit probes placed on them.
+ * that run_tests.sh can hit probes placed on them: kpt_shell_a(),
+ * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm() and kpt_opt_c().
  */
 #define KPT_TRIGGER_MAX		1000000
 
@@ -373,6 +572,8 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 		kpt_shell_a(i);
 		kpt_shell_b(i);
 		kpt_asm_add(i);
+		kpt_opt_asm(i, i + 1, i + 2);
+		kpt_opt_c(i, i + 1, i + 2);
 	}
 	return 0;
 }

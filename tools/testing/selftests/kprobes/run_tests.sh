@@ -4,10 +4,11 @@
 # kprobes selftests, shell-level cases.  Runs from the directory that holds
 # the built modules (busybox ash is enough) and prints KTAP on stdout.
 # The KUnit cases of kprobes_kunit.ko, kprobes_stress.ko,
-# kprobes_kretprobe.ko and kprobes_boundary.ko report to the kernel log;
-# the "kunit_suites", "stress_suite", "kretprobe_suite" and
-# "boundary_suite" cases below sum them up.  The return
-# probe cases are skipped on a kernel without CONFIG_KRETPROBES.
+# kprobes_kretprobe.ko, kprobes_boundary.ko and kprobes_opt.ko report to
+# the kernel log; the "kunit_suites", "stress_suite", "kretprobe_suite",
+# "boundary_suite" and "opt_suite" cases below sum them up.  The return
+# probe cases are skipped on a kernel without CONFIG_KRETPROBES, the jump
+# optimization cases on a kernel without its sysctl.
 # The "ftracetest" case runs upstream's ftrace selftests for kprobes with
 # their own runner, after the final unloads; its cases are nested under it.
 # The "kmemleak" case runs after all others.
@@ -30,7 +31,8 @@ KMEMLEAK=$DEBUGFS/kmemleak
 # (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
 # on kernels that show the address too.)
 LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
-EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn"
+EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn kpk_optev"
+OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
 
 # Upstream's ftrace selftests (tools/testing/selftests/ftrace, at the same
 # place relative to this directory as in the kernel tree): the kprobe cases
@@ -55,7 +57,7 @@ for arg in $(cat /proc/cmdline); do
 done
 FT_TIMEOUT=480
 
-NTESTS=22
+NTESTS=24
 num=0
 why=
 
@@ -141,6 +143,7 @@ have_kret()
 }
 
 NO_KRET="no return probes in this kernel (CONFIG_KRETPROBES is off)"
+NO_OPT="no $OPT_SYSCTL (jump optimization, CONFIG_OPTPROBES, is not there yet)"
 
 mount_fs()
 {
@@ -264,6 +267,17 @@ t_kretprobe_suite()
 		return 0
 	fi
 	! suite_failed $s || fail "suite $s failed"
+}
+
+# The kprobes_optimizer KUnit suite of kprobes_opt.ko: the states of an
+# optimized probe in the list, the registers handlers see on each path
+# (breakpoint, boosted, optimized, ftrace), optimization while two CPUs
+# call.  Its cases that need jump optimization skip themselves without
+# the sysctl; the others run anyway.
+t_opt_suite()
+{
+	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
+	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }
 
 # debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
@@ -564,6 +578,102 @@ t_ftrace_coexist()
 	return 0
 }
 
+# Whether the list line of the probe on $1 (symbol+offset, an ERE) says
+# [OPTIMIZED]: "yes" or "no" as $2 wants, within 10 s.  $opt_line is the
+# line last read.
+opt_wait()
+{
+	i=0
+	while :; do
+		opt_line=$(grep -E "[[:space:]]$1([[:space:]]|\$)" "$KPDIR/list")
+		got=no
+		echo "$opt_line" | grep -q '\[OPTIMIZED\]' && got=yes
+		[ "$got" = "$2" ] && return 0
+		[ $i -lt 100 ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# The hits of kprobe event $1 in kprobe_profile.
+ev_hits()
+{
+	awk -v e="$1" '$1 == e { print $2 }' "$TRACEFS/kprobe_profile"
+}
+
+# $1 calls of the target must be $1 more hits of kpk_optev.
+opt_hits()
+{
+	h0=$(ev_hits kpk_optev)
+	trigger "$1"
+	h1=$(ev_hits kpk_optev)
+	[ "$((h1 - h0))" = "$1" ] ||
+		fail "$2: $((h1 - h0)) hits for $1 calls ($opt_line)"
+}
+
+t_opt_events_steps()
+{
+	# The first instruction after the ftrace call site (5 bytes, 9 with
+	# endbr64): kprobe events only go on functions ftrace can trace.
+	off=5
+	while ! echo "p:kpk_optev kprobes_target:kpt_opt_c+$off" \
+		> "$TRACEFS/kprobe_events" 2>/dev/null; do
+		off=$((off + 1))
+		[ $off -le 16 ] ||
+			fail "no offset in 5..16 of kpt_opt_c accepted" || return
+	done
+	sym="kpt_opt_c\\+0x$(printf %x $off)"
+	diag "p:kpk_optev kprobes_target:kpt_opt_c+$off"
+	echo 1 > "$TRACEFS/events/kprobes/kpk_optev/enable" ||
+		fail "cannot enable" || return
+	opt_wait "$sym" yes ||
+		fail "not [OPTIMIZED] after 10 s: '$opt_line'" || return
+	opt_hits 10 "optimized" || return
+	echo 0 > "$OPT_SYSCTL"
+	[ "$(cat "$OPT_SYSCTL")" = 0 ] ||
+		fail "the sysctl reads '$(cat "$OPT_SYSCTL")' after writing 0" ||
+		return
+	opt_wait "$sym" no ||
+		fail "still [OPTIMIZED] 10 s after writing 0: '$opt_line'" ||
+		return
+	opt_hits 10 "sysctl 0" || return
+	echo 1 > "$OPT_SYSCTL"
+	opt_wait "$sym" yes ||
+		fail "not [OPTIMIZED] again 10 s after writing 1: '$opt_line'" ||
+		return
+	opt_hits 10 "sysctl 1" || return
+	echo 0 > "$TRACEFS/events/kprobes/kpk_optev/enable"
+	grep -q "kpk_optev: (kpt_opt_c+0x$(printf %x $off)" "$TRACEFS/trace" ||
+		fail "no kpk_optev: line in trace" || return
+	echo '-:kpk_optev' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot remove" || return
+	grep -q -E "[[:space:]]$sym([[:space:]]|\$)" "$KPDIR/list" &&
+		{ fail "still listed: $(grep kpt_opt_c "$KPDIR/list")"; return; }
+	return 0
+}
+
+# The optimization sysctl with a kprobe event: p: on an instruction that
+# can be optimized (the first after the entry of kpt_opt_c, straight-line
+# code, see kprobes_target.h) is [OPTIMIZED] in the list once enabled;
+# writing 0 to the sysctl takes the mark away, writing 1 brings it back;
+# every call is one hit all along.  The sysctl is put back as it was.
+# Skipped on a kernel without the sysctl.
+t_opt_sysctl_events()
+{
+	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	ev_cleanup
+	opt_old=$(cat "$OPT_SYSCTL")
+	echo 1 > "$OPT_SYSCTL" || fail "cannot write 1 to $OPT_SYSCTL" || return
+	t_opt_events_steps
+	rc=$?
+	ev_cleanup
+	echo "$opt_old" > "$OPT_SYSCTL"
+	return $rc
+}
+
 # perf_event_open() with the kprobe PMU, by the static helper program.
 t_perf_kprobe_pmu()
 {
@@ -838,6 +948,7 @@ run kunit_suites t_kunit_suites
 run stress_suite t_stress_suite
 run kretprobe_suite t_kretprobe_suite
 run boundary_suite t_boundary_suite
+run opt_suite t_opt_suite
 run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
@@ -852,6 +963,7 @@ run kretprobe_events t_kretprobe_events
 run kretprobe_list t_kretprobe_list
 run perf_kretprobe_pmu t_perf_kretprobe_pmu
 run ftrace_coexist t_ftrace_coexist
+run opt_sysctl_events t_opt_sysctl_events
 
 # Everything unloaded and removed before the leak check, which so also
 # covers the return probe cases.
@@ -860,6 +972,7 @@ unload kprobes_kunit
 unload kprobes_stress
 unload kprobes_kretprobe
 unload kprobes_boundary
+unload kprobes_opt
 unload kprobes_target
 ev_cleanup 2>/dev/null
 run ftracetest t_ftracetest
