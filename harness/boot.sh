@@ -4,7 +4,12 @@
 #   harness/boot.sh ours|upstream run     load the kprobe samples, show them
 #   harness/boot.sh ours|upstream shell   interactive shell (humans only)
 # Logs: build/logs/<mode>-<tree>.log (kernel console, ttyS0) and
-#       build/logs/<mode>-<tree>.out (user space in the guest, ttyS1).
+#       build/logs/<mode>-<tree>.out (user space in the guest, ttyS1);
+#       test-smp-<tree>.* for the second test pass (cross-CPU patching
+#       cases under single-threaded TCG).
+# Environment: FTRACETEST, SYMBOL (passed to the guest), TCG=single,
+# KTEST_ONLY=case,case (one-off runs), KTEST_SMP=0 (no second pass),
+# KTEST_TIMEOUT (seconds per boot).
 . "$(dirname "$0")/common.sh" "${1:-}"
 MODE=${2:-test}
 
@@ -12,15 +17,35 @@ KERNEL=$OBJ/arch/x86/boot/bzImage
 INITRD=$TDIR/initramfs.cpio.gz
 [ -f "$KERNEL" ] && [ -f "$INITRD" ] || die "no kernel or initramfs: run harness/build.sh $TREE"
 
-append="console=ttyS0 loglevel=7 printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
-[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
-[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
-# Two sockets of one core: without ACPI the kernel finds the CPUs in
-# SeaBIOS's MP table, which lists one CPU per socket.
-qemu=(qemu-system-x86_64 -accel tcg -smp 2,sockets=2,cores=1,threads=1 -m 1G -nodefaults -no-user-config
-      -display none -no-reboot -kernel "$KERNEL" -initrd "$INITRD" -append "$append")
+# The cases that patch text while the other vCPU runs it, run again in a
+# second test pass under single-threaded TCG (see below).
+SMP_CASES=stress_suite,boundary_suite,opt_suite,no_splat
+
+# qemu_cmd TCGMODE ONLY: fill qemu[] for one boot.  TCGMODE "single" puts
+# both vCPUs on one host thread: slower, but code that one vCPU patches
+# while the other runs it is then coherent, which multi-threaded TCG
+# (QEMU 7.2) does not guarantee; the guest sees ktest.tcg=single and runs
+# its cross-CPU patching cases.  ONLY limits run_tests.sh to those cases.
+qemu_cmd()
+{
+	local accel=tcg append
+	append="console=ttyS0 loglevel=7 printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
+	[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
+	[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
+	[ -n "$2" ] && append+=" ktest.only=$2"
+	if [ "$1" = single ]; then
+		accel=tcg,thread=single
+		append+=" ktest.tcg=single"
+	fi
+	# Two sockets of one core: without ACPI the kernel finds the CPUs in
+	# SeaBIOS's MP table, which lists one CPU per socket.
+	qemu=(qemu-system-x86_64 -accel "$accel" -smp 2,sockets=2,cores=1,threads=1 -m 1G
+	      -nodefaults -no-user-config -display none -no-reboot
+	      -kernel "$KERNEL" -initrd "$INITRD" -append "$append")
+}
 
 if [ "$MODE" = shell ]; then
+	qemu_cmd "${TCG:-}" "${KTEST_ONLY:-}"
 	say "booting $NAME kernel; leave with 'exit' (or Ctrl-A X)"
 	exec "${qemu[@]}" -serial mon:stdio -serial null
 fi
@@ -31,26 +56,40 @@ run)  limit=${KTEST_TIMEOUT:-300} ;;
 *)    die "unknown mode $MODE" ;;
 esac
 mkdir -p "$LOGS"
-log=$LOGS/$MODE-$TREE.log out=$LOGS/$MODE-$TREE.out
-rm -f "$log" "$out"
-say "booting $NAME kernel ($MODE, at most $limit s)"
-start=$SECONDS
-status=0
-timeout -k 10 "$limit" "${qemu[@]}" -monitor none \
-	-serial file:"$log" -serial file:"$out" < /dev/null || status=$?
-say "guest ran $((SECONDS - start)) s (VM exit status $status); logs: ${log#$TOP/}, ${out#$TOP/}"
+
+# boot_once TAG TCGMODE ONLY: one boot, logs in $LOGS/TAG-$TREE.{log,out};
+# appends the ktap.py arguments that judge it to judge[].
+judge=()
+boot_once()
+{
+	local log=$LOGS/$1-$TREE.log out=$LOGS/$1-$TREE.out start status=0
+	rm -f "$log" "$out"
+	qemu_cmd "$2" "$3"
+	say "booting $NAME kernel ($1${2:+, $2-threaded TCG}${3:+, only $3}, at most $limit s)"
+	start=$SECONDS
+	timeout -k 10 "$limit" "${qemu[@]}" -monitor none \
+		-serial file:"$log" -serial file:"$out" < /dev/null || status=$?
+	say "guest ran $((SECONDS - start)) s (VM exit status $status); logs: ${log#$TOP/}, ${out#$TOP/}"
+	judge+=(--label "$1" --console "$log" --output "$out" --status "$status")
+	last_out=$out
+}
 
 if [ "$MODE" = run ]; then
+	boot_once run "${TCG:-}" "${KTEST_ONLY:-}"
 	echo
-	sed -e 's/\r$//' -e '/^KTEST-END$/d' "$out"
+	sed -e 's/\r$//' -e '/^KTEST-END$/d' "$last_out"
 	echo
-	exec python3 "$TOP/harness/ktap.py" --splats-only --console "$log" --output "$out" \
-		--status "$status" --timeout "$limit"
+	exec python3 "$TOP/harness/ktap.py" --splats-only "${judge[@]}" --timeout "$limit"
 fi
 
 if [ "$TREE" = ours ] && ! grep -q '^CONFIG_KRETPROBES=y' "$OBJ/.config"; then
 	say "note: CONFIG_KRETPROBES is not set: the kretprobe cases of upstream's" \
 	    "lib/test_kprobes.c are compiled out until return probes land (issue 3)"
 fi
-exec python3 "$TOP/harness/ktap.py" --console "$log" --output "$out" \
-	--status "$status" --timeout "$limit"
+boot_once test "${TCG:-}" "${KTEST_ONLY:-}"
+# The second pass (KTEST_SMP=0 leaves it out; TCG or KTEST_ONLY given by
+# hand mean a one-off run, which it does not follow either).
+if [ "${KTEST_SMP:-1}" != 0 ] && [ -z "${TCG:-}" ] && [ -z "${KTEST_ONLY:-}" ]; then
+	FTRACETEST=none boot_once test-smp single "$SMP_CASES"
+fi
+exec python3 "$TOP/harness/ktap.py" "${judge[@]}" --timeout "$limit"

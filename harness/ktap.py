@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Judge one guest run from its two logs.
+"""Judge guest runs from their logs (two per boot; several boots add up).
 
   console log  kernel messages (ttyS0): KUnit's KTAP and any kernel splat
   output log   user space (ttyS1): our suite's KTAP and the end marker
@@ -113,34 +113,77 @@ def find_splats(lines):
     return splats
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--console', required=True, help='kernel console log')
-    ap.add_argument('--output', required=True, help='user-space output log')
-    ap.add_argument('--status', type=int, default=0, help="the VM's exit status")
-    ap.add_argument('--timeout', type=int, default=0, help='time limit, s')
-    ap.add_argument('--splats-only', action='store_true',
-                    help='only look for splats and the end marker (make run)')
-    args = ap.parse_args()
-
-    console = read_log(args.console)
-    output = read_log(args.output)
+def judge(label, console, output, status, timeout, splats_only):
+    """Cases and problems of one boot; prints its summary lines."""
     problems = []       # (title, lines) of failures that are not test cases
+    tag = '' if label in (None, 'test', 'run') else label + ': '
 
     for start, end in find_splats(console):
         shown = console[start:min(end, start + SPLAT_SHOWN)]
         while shown and not shown[-1].strip():
             shown.pop()
-        problems.append(('kernel splat: ' + console[start].strip(), shown))
-    if args.status == 124:
-        problems.append(('the guest did not finish within %d s (timeout)'
-                         % args.timeout, [l for l in console if l.strip()][-10:]))
-    elif any(t.startswith('kernel splat: Kernel panic') for t, _ in problems):
+        problems.append((tag + 'kernel splat: ' + console[start].strip(), shown))
+    if status == 124:
+        problems.append((tag + 'the guest did not finish within %d s (timeout)'
+                         % timeout, [l for l in console if l.strip()][-10:]))
+    elif any('kernel splat: Kernel panic' in t for t, _ in problems):
         pass    # the panic is why the guest stopped
     elif not any(l.strip() == END_MARKER for l in output):
-        problems.append(('no end marker: the guest crashed or stopped early '
-                         '(VM exit status %d)' % args.status,
+        problems.append((tag + 'no end marker: the guest crashed or stopped early '
+                         '(VM exit status %d)' % status,
                          [l for l in console if l.strip()][-10:]))
+    if splats_only:
+        return [], problems
+
+    kunit = parse_ktap(console, tag + 'kunit')
+    suite = parse_ktap(output, tag + 'suite')
+    for l in output:
+        m = re.match(r'# ktest: run_tests.sh exit status (\d+)', l)
+        if m and int(m.group(1)) not in (0, 4) and \
+                not any(c.status == 'fail' for c in suite):
+            problems.append((tag + 'run_tests.sh exited with status %s but '
+                             'reported no failed case' % m.group(1), []))
+        if 'our suite: not present yet' in l:
+            print('ktest: our suite: not present yet (only the built-in KUnit suites ran)')
+
+    if not kunit and not suite:
+        problems.append((tag + 'no test results at all', []))
+    for name, cs in (('KUnit (kernel log)', kunit), ('our suite', suite)):
+        print('ktest: %-18s %d passed, %d failed, %d skipped'
+              % (tag + name + ':', count(cs, 'pass'), count(cs, 'fail'),
+                 count(cs, 'skip')))
+    return kunit + suite, problems
+
+
+def count(cs, st):
+    return sum(1 for c in cs if c.status == st)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--label', action='append', default=[],
+                    help='name of the boot whose logs follow (repeatable)')
+    ap.add_argument('--console', action='append', required=True,
+                    help='kernel console log (one per boot)')
+    ap.add_argument('--output', action='append', required=True,
+                    help='user-space output log (one per boot)')
+    ap.add_argument('--status', action='append', type=int, default=[],
+                    help="the VM's exit status (one per boot)")
+    ap.add_argument('--timeout', type=int, default=0, help='time limit, s')
+    ap.add_argument('--splats-only', action='store_true',
+                    help='only look for splats and the end marker (make run)')
+    args = ap.parse_args()
+
+    n = len(args.console)
+    labels = args.label + [None] * (n - len(args.label))
+    statuses = args.status + [0] * (n - len(args.status))
+    cases, problems = [], []
+    for i in range(n):
+        c, p = judge(labels[i], read_log(args.console[i]),
+                     read_log(args.output[i]), statuses[i], args.timeout,
+                     args.splats_only)
+        cases += c
+        problems += p
 
     if args.splats_only:
         for title, lines in problems:
@@ -148,27 +191,6 @@ def main():
             for l in lines:
                 print('    | ' + l)
         return 1 if problems else 0
-
-    kunit = parse_ktap(console, 'kunit')
-    suite = parse_ktap(output, 'suite')
-    for l in output:
-        m = re.match(r'# ktest: run_tests.sh exit status (\d+)', l)
-        if m and int(m.group(1)) not in (0, 4) and \
-                not any(c.status == 'fail' for c in suite):
-            problems.append(('run_tests.sh exited with status %s but reported '
-                             'no failed case' % m.group(1), []))
-        if 'our suite: not present yet' in l:
-            print('ktest: our suite: not present yet (only the built-in KUnit suites ran)')
-
-    cases = kunit + suite
-    if not cases:
-        problems.append(('no test results at all', []))
-
-    def count(cs, st):
-        return sum(1 for c in cs if c.status == st)
-    for label, cs in (('KUnit (kernel log)', kunit), ('our suite', suite)):
-        print('ktest: %-18s %d passed, %d failed, %d skipped'
-              % (label + ':', count(cs, 'pass'), count(cs, 'fail'), count(cs, 'skip')))
 
     for c in cases:
         if c.status != 'fail':
