@@ -645,6 +645,11 @@ t_opt_events_steps()
 	opt_wait "$sym" yes ||
 		fail "not [OPTIMIZED] after 10 s: '$opt_line'" || return
 	opt_hits 10 "optimized" || return
+	# Its detour lives in a page kallsyms (and so perf) can name.
+	grep -q -E '^[0-9a-f]+ t kprobe_optinsn_page[[:space:]]+\[__builtin__kprobes\]$' \
+		/proc/kallsyms ||
+		fail "no kprobe_optinsn_page [__builtin__kprobes] in /proc/kallsyms" ||
+		return
 	echo 0 > "$OPT_SYSCTL"
 	[ "$(cat "$OPT_SYSCTL")" = 0 ] ||
 		fail "the sysctl reads '$(cat "$OPT_SYSCTL")' after writing 0" ||
