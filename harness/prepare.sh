@@ -18,6 +18,10 @@ REMOVE=(
 OVERLAY=(kernel include arch samples Documentation lib tools Kconfig.kprobes)
 # Config fragments, applied in this order on top of tinyconfig.
 FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/test.config")
+# KTEST_CONFIG=fragment adds one more, e.g. harness/config/preempt.config
+# for a one-off run on a preemptible kernel (the next run without it
+# rebuilds the usual configuration).
+[ -n "${KTEST_CONFIG:-}" ] && FRAGMENTS+=("$(realpath "$KTEST_CONFIG")")
 # Options whose absence makes the build pointless.
 ESSENTIAL=(KPROBES MODULES KUNIT KPROBES_SANITY_TEST DEBUG_FS KPROBE_EVENTS)
 
