@@ -935,7 +935,12 @@ static int kpo_worker_fn(void *data)
 			}
 			atomic_long_inc(&w->calls);
 		}
-		cond_resched();
+		/*
+		 * A voluntary context switch, also on a preemptible kernel
+		 * where cond_resched() does nothing: the optimizer's RCU-tasks
+		 * grace period waits for one from every task.
+		 */
+		schedule();
 	}
 	return 0;
 }
