@@ -21,6 +21,7 @@
 #include <asm/ptrace-abi.h>
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
+#include "asm_regs.h"
 #include <asm/kprobes.h>
 
 /*
@@ -37,27 +38,7 @@ SYM_CODE_START(kx_opt_entry)
 	ANNOTATE_NOENDBR
 	leaq	-PTREGS_SIZE(%rsp), %rsp
 
-	movq	%rdi, RDI(%rsp)
-	movq	%rsi, RSI(%rsp)
-	movq	%rdx, RDX(%rsp)
-	movq	%rcx, RCX(%rsp)
-	movq	%rax, RAX(%rsp)
-	movq	%r8, R8(%rsp)
-	movq	%r9, R9(%rsp)
-	movq	%r10, R10(%rsp)
-	movq	%r11, R11(%rsp)
-	movq	%rbx, RBX(%rsp)
-	movq	%rbp, RBP(%rsp)
-	movq	%r12, R12(%rsp)
-	movq	%r13, R13(%rsp)
-	movq	%r14, R14(%rsp)
-	movq	%r15, R15(%rsp)
-	pushfq
-	popq	%rax
-	movq	%rax, EFLAGS(%rsp)
-	movq	$__KERNEL_CS, CS(%rsp)
-	movq	$__KERNEL_DS, SS(%rsp)
-	movq	$-1, ORIG_RAX(%rsp)
+	KX_SAVE_REGS
 	/* The probed context's stack pointer: above our return address. */
 	leaq	PTREGS_SIZE + 8(%rsp), %rax
 	movq	%rax, RSP(%rsp)
@@ -71,21 +52,7 @@ SYM_CODE_START(kx_opt_entry)
 
 	pushq	EFLAGS(%rsp)
 	popfq
-	movq	R15(%rsp), %r15
-	movq	R14(%rsp), %r14
-	movq	R13(%rsp), %r13
-	movq	R12(%rsp), %r12
-	movq	RBP(%rsp), %rbp
-	movq	RBX(%rsp), %rbx
-	movq	R11(%rsp), %r11
-	movq	R10(%rsp), %r10
-	movq	R9(%rsp), %r9
-	movq	R8(%rsp), %r8
-	movq	RAX(%rsp), %rax
-	movq	RCX(%rsp), %rcx
-	movq	RDX(%rsp), %rdx
-	movq	RSI(%rsp), %rsi
-	movq	RDI(%rsp), %rdi
+	KX_LOAD_GPRS
 	leaq	PTREGS_SIZE(%rsp), %rsp
 	UNWIND_HINT_FUNC
 	RET

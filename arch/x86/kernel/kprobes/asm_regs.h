@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * For the assembly of the x86 kprobes backend (trampoline.S,
+ * opt_entry.S): fill and reload the struct pt_regs that %rsp points at.
+ */
+#ifndef _X86_KPROBES_ASM_REGS_H
+#define _X86_KPROBES_ASM_REGS_H
+
+#include <asm/asm-offsets.h>
+#include <asm/segment.h>
+
+/*
+ * Store every general register, the flags (%rax is saved first, then
+ * used), and the constant cs, ss and orig_ax.  sp and ip are the
+ * caller's to fill.  Changes nothing in the flags before they are saved.
+ */
+.macro KX_SAVE_REGS
+	movq	%rdi, RDI(%rsp)
+	movq	%rsi, RSI(%rsp)
+	movq	%rdx, RDX(%rsp)
+	movq	%rcx, RCX(%rsp)
+	movq	%rax, RAX(%rsp)
+	movq	%r8, R8(%rsp)
+	movq	%r9, R9(%rsp)
+	movq	%r10, R10(%rsp)
+	movq	%r11, R11(%rsp)
+	movq	%rbx, RBX(%rsp)
+	movq	%rbp, RBP(%rsp)
+	movq	%r12, R12(%rsp)
+	movq	%r13, R13(%rsp)
+	movq	%r14, R14(%rsp)
+	movq	%r15, R15(%rsp)
+	pushfq
+	popq	%rax
+	movq	%rax, EFLAGS(%rsp)
+	movq	$__KERNEL_CS, CS(%rsp)
+	movq	$__KERNEL_DS, SS(%rsp)
+	movq	$-1, ORIG_RAX(%rsp)
+.endm
+
+/* Reload every general register (handlers may have changed them). */
+.macro KX_LOAD_GPRS
+	movq	R15(%rsp), %r15
+	movq	R14(%rsp), %r14
+	movq	R13(%rsp), %r13
+	movq	R12(%rsp), %r12
+	movq	RBP(%rsp), %rbp
+	movq	RBX(%rsp), %rbx
+	movq	R11(%rsp), %r11
+	movq	R10(%rsp), %r10
+	movq	R9(%rsp), %r9
+	movq	R8(%rsp), %r8
+	movq	RAX(%rsp), %rax
+	movq	RCX(%rsp), %rcx
+	movq	RDX(%rsp), %rdx
+	movq	RSI(%rsp), %rsi
+	movq	RDI(%rsp), %rdi
+.endm
+
+#endif /* _X86_KPROBES_ASM_REGS_H */
