@@ -21,7 +21,7 @@
 #include <asm/ptrace-abi.h>
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
-#include "asm_regs.h"
+#include "asm_regs.S"
 #include <asm/kprobes.h>
 
 /*

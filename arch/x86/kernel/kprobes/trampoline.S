@@ -24,7 +24,7 @@
 #include <asm/ptrace-abi.h>
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
-#include "asm_regs.h"
+#include "asm_regs.S"
 
 	.pushsection .kprobes.text, "ax"
 SYM_CODE_START(arch_kretprobe_trampoline)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * For the assembly of the x86 kprobes backend (trampoline.S,
+ * Included by the assembly of the x86 kprobes backend (trampoline.S,
  * opt_entry.S): fill and reload the struct pt_regs that %rsp points at.
  */
-#ifndef _X86_KPROBES_ASM_REGS_H
-#define _X86_KPROBES_ASM_REGS_H
+#ifndef _X86_KPROBES_ASM_REGS_S
+#define _X86_KPROBES_ASM_REGS_S
 
 #include <asm/asm-offsets.h>
 #include <asm/segment.h>
@@ -57,4 +57,4 @@
 	movq	RDI(%rsp), %rdi
 .endm
 
-#endif /* _X86_KPROBES_ASM_REGS_H */
+#endif /* _X86_KPROBES_ASM_REGS_S */
