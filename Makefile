@@ -5,7 +5,7 @@
 H := harness
 .NOTPARALLEL:
 .PHONY: all help deps prepare build run test shell \
-	baseline test-baseline run-baseline shell-baseline check clean
+	baseline test-baseline run-baseline shell-baseline bench check clean
 
 all: build
 
@@ -16,6 +16,8 @@ help:
 	@echo 'make build          prepare and build our tree only (build/ours)'
 	@echo 'make baseline       build the untouched upstream tree (build/baseline)'
 	@echo 'make test-baseline  run the tests on the upstream kernel'
+	@echo 'make bench          both trees, production-like config, exact hit costs'
+	@echo '                    and registration times side by side (build/bench/)'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
 
@@ -49,6 +51,9 @@ run-baseline: baseline
 
 shell-baseline: baseline
 	@$(H)/boot.sh upstream shell
+
+bench:
+	@$(H)/bench.sh
 
 check:
 	@$(H)/deps.sh check

@@ -2,6 +2,8 @@
 # Boot a built tree (harness/build.sh first) in QEMU.
 #   harness/boot.sh ours|upstream test    run the tests, judge the logs
 #   harness/boot.sh ours|upstream run     load the kprobe samples, show them
+#   harness/boot.sh ours|upstream bench   the benchmark (KTEST_PROFILE=bench
+#                                         build; harness/bench.sh)
 #   harness/boot.sh ours|upstream shell   interactive shell (humans only)
 # Logs: build/logs/<mode>-<tree>.log (kernel console, ttyS0) and
 #       build/logs/<mode>-<tree>.out (user space in the guest, ttyS1);
@@ -14,7 +16,7 @@
 MODE=${2:-test}
 
 KERNEL=$OBJ/arch/x86/boot/bzImage
-INITRD=$TDIR/initramfs.cpio.gz
+
 [ -f "$KERNEL" ] && [ -f "$INITRD" ] || die "no kernel or initramfs: run harness/build.sh $TREE"
 
 # The cases that patch text while the other vCPU runs it, run again in a
@@ -29,7 +31,15 @@ SMP_CASES=stress_suite,boundary_suite,opt_suite,no_splat
 qemu_cmd()
 {
 	local accel=tcg append
-	append="console=ttyS0 loglevel=7 printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
+	local loglevel=7 icount=()
+	# The benchmark: the guest clock counts instructions (QEMU then runs
+	# the vCPUs in turn on one thread), and no console output between
+	# figures.
+	if [ "$MODE" = bench ]; then
+		loglevel=5
+		icount=(-icount shift=0,sleep=off)
+	fi
+	append="console=ttyS0 loglevel=$loglevel printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
 	[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
 	[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
 	[ -n "$2" ] && append+=" ktest.only=$2"
@@ -41,7 +51,7 @@ qemu_cmd()
 	# SeaBIOS's MP table, which lists one CPU per socket.
 	qemu=(qemu-system-x86_64 -accel "$accel" -smp 2,sockets=2,cores=1,threads=1 -m 1G
 	      -nodefaults -no-user-config -display none -no-reboot
-	      -kernel "$KERNEL" -initrd "$INITRD" -append "$append")
+	      "${icount[@]}" -kernel "$KERNEL" -initrd "$INITRD" -append "$append")
 }
 
 if [ "$MODE" = shell ]; then
@@ -53,6 +63,7 @@ fi
 case "$MODE" in
 test) limit=${KTEST_TIMEOUT:-900} ;;
 run)  limit=${KTEST_TIMEOUT:-300} ;;
+bench) limit=${KTEST_TIMEOUT:-900} ;;
 *)    die "unknown mode $MODE" ;;
 esac
 mkdir -p "$LOGS"
@@ -79,6 +90,13 @@ if [ "$MODE" = run ]; then
 	echo
 	sed -e 's/\r$//' -e '/^KTEST-END$/d' "$last_out"
 	echo
+	exec python3 "$TOP/harness/ktap.py" --splats-only "${judge[@]}" --timeout "$limit"
+fi
+
+if [ "$MODE" = bench ]; then
+	boot_once bench "" ""
+	grep -q '^KTEST-END' "$last_out" ||
+		die "the benchmark did not finish (logs: ${last_out#$TOP/}, ${last_out%.out}.log)"
 	exec python3 "$TOP/harness/ktap.py" --splats-only "${judge[@]}" --timeout "$limit"
 fi
 

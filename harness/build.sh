@@ -9,38 +9,41 @@
 start=$SECONDS
 
 # ---- kernel --------------------------------------------------------------
-say "building $NAME kernel in ${OBJ#$TOP/} (-j$JOBS, full log: build/logs/build-$TREE.log)"
-kmake_logged "$LOGS/build-$TREE.log" "${KMAKE[@]}" -j"$JOBS" all ||
-	die "kernel build failed (full log: build/logs/build-$TREE.log)"
+say "building $NAME kernel in ${OBJ#$TOP/} (-j$JOBS, full log: build/logs/build-$TREE$SFX.log)"
+kmake_logged "$LOGS/build-$TREE$SFX.log" "${KMAKE[@]}" -j"$JOBS" all ||
+	die "kernel build failed (full log: build/logs/build-$TREE$SFX.log)"
 say "kernel built in $((SECONDS - start)) s"
 
 # ---- test modules --------------------------------------------------------
 # Built from a copy under build/ so that no artifact lands in the repo.
-SUITE=$TDIR/suite
+SUITE=$TDIR/suite$SFX
 new_list=$(mktemp)
 trap 'rm -f "$new_list"' EXIT
-tracked_files "$SUITE_DIR" | tr '\0' '\n' | sed "s|^$SUITE_DIR/||" | sort > "$new_list"
+# (The benchmark module in bench/ is built only by the bench profile.)
+tracked_files "$SUITE_DIR" | tr '\0' '\n' | sed "s|^$SUITE_DIR/||" |
+	{ if [ "$PROFILE" = test ]; then grep -v '^bench/' || true; else cat; fi; } |
+	sort > "$new_list"
 if [ -s "$new_list" ]; then
 	# A file removed from the repo: start the copy afresh.
-	if [ -f "$TDIR/suite.list" ] && [ -n "$(comm -23 "$TDIR/suite.list" "$new_list")" ]; then
+	if [ -f "$TDIR/suite$SFX.list" ] && [ -n "$(comm -23 "$TDIR/suite$SFX.list" "$new_list")" ]; then
 		rm -rf "$SUITE"
 	fi
 	mkdir -p "$SUITE"
 	tr '\n' '\0' < "$new_list" |
 		rsync -r --perms --checksum --from0 --files-from=- "$TOP/$SUITE_DIR/" "$SUITE/"
-	cp "$new_list" "$TDIR/suite.list"
+	cp "$new_list" "$TDIR/suite$SFX.list"
 	if [ -f "$SUITE/Makefile" ] || [ -f "$SUITE/Kbuild" ]; then
 		say "building the test modules of $SUITE_DIR against $NAME tree"
-		kmake_logged "$LOGS/suite-$TREE.log" make -C "$OBJ" M="$SUITE" \
+		kmake_logged "$LOGS/suite-$TREE$SFX.log" make -C "$OBJ" M="$SUITE" \
 			ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc -j"$JOBS" modules ||
-			die "test modules failed to build (full log: build/logs/suite-$TREE.log)"
+			die "test modules failed to build (full log: build/logs/suite-$TREE$SFX.log)"
 	fi
 else
-	rm -rf "$SUITE" "$TDIR/suite.list"
+	rm -rf "$SUITE" "$TDIR/suite$SFX.list"
 fi
 
 # ---- initramfs -----------------------------------------------------------
-STAGE=$TDIR/initramfs
+STAGE=$TDIR/initramfs$SFX
 rm -rf "$STAGE"
 mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,kprobes/samples}
 cp /bin/busybox "$STAGE/bin/busybox"
@@ -61,30 +64,33 @@ if [ -d "$SUITE" ]; then
 fi
 find "$OBJ/samples/kprobes" -maxdepth 1 -name '*.ko' -exec cp {} "$STAGE/kprobes/samples/" \; 2>/dev/null || true
 
-# All modules of the kernel (the samples) under /lib/modules, with their
-# modules.dep, for modprobe (upstream's kprobe_module.tc loads trace-printk).
-kmake_logged "$LOGS/modules-install-$TREE.log" "${KMAKE[@]}" \
-	INSTALL_MOD_PATH="$STAGE" INSTALL_MOD_STRIP=1 modules_install ||
-	die "modules_install failed (full log: build/logs/modules-install-$TREE.log)"
+# The benchmark's initramfs needs only busybox and its module.
+if [ "$PROFILE" = test ]; then
+	# All modules of the kernel (the samples) under /lib/modules, with their
+	# modules.dep, for modprobe (upstream's kprobe_module.tc loads trace-printk).
+	kmake_logged "$LOGS/modules-install-$TREE$SFX.log" "${KMAKE[@]}" \
+		INSTALL_MOD_PATH="$STAGE" INSTALL_MOD_STRIP=1 modules_install ||
+		die "modules_install failed (full log: build/logs/modules-install-$TREE$SFX.log)"
 
-# Upstream's ftrace selftests, unmodified from this tree: the runner, its
-# helpers and the kprobe cases, at /ftrace, next to /kprobes as in
-# tools/testing/selftests/.  run_tests.sh runs them with bash, copied from
-# the host with the shared libraries it needs, at the same paths.
-FTRACE=$SRC/tools/testing/selftests/ftrace
-if [ -f "$FTRACE/ftracetest" ]; then
-	mkdir -p "$STAGE/ftrace/test.d"
-	cp -p "$FTRACE/ftracetest" "$STAGE/ftrace/"
-	cp -p "$FTRACE/test.d/functions" "$STAGE/ftrace/test.d/"
-	cp -rp "$FTRACE/test.d/kprobe" "$STAGE/ftrace/test.d/"
+	# Upstream's ftrace selftests, unmodified from this tree: the runner, its
+	# helpers and the kprobe cases, at /ftrace, next to /kprobes as in
+	# tools/testing/selftests/.  run_tests.sh runs them with bash, copied from
+	# the host with the shared libraries it needs, at the same paths.
+	FTRACE=$SRC/tools/testing/selftests/ftrace
+	if [ -f "$FTRACE/ftracetest" ]; then
+		mkdir -p "$STAGE/ftrace/test.d"
+		cp -p "$FTRACE/ftracetest" "$STAGE/ftrace/"
+		cp -p "$FTRACE/test.d/functions" "$STAGE/ftrace/test.d/"
+		cp -rp "$FTRACE/test.d/kprobe" "$STAGE/ftrace/test.d/"
+	fi
+	rm -f "$STAGE/bin/bash"
+	cp /usr/bin/bash "$STAGE/bin/bash"
+	for lib in $(ldd /usr/bin/bash | grep -o '/[^ ]*'); do
+		mkdir -p "$STAGE$(dirname "$lib")"
+		cp -L "$lib" "$STAGE$lib"
+	done
 fi
-rm -f "$STAGE/bin/bash"
-cp /usr/bin/bash "$STAGE/bin/bash"
-for lib in $(ldd /usr/bin/bash | grep -o '/[^ ]*'); do
-	mkdir -p "$STAGE$(dirname "$lib")"
-	cp -L "$lib" "$STAGE$lib"
-done
 
 (cd "$STAGE" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet) |
-	gzip -1 > "$TDIR/initramfs.cpio.gz"
-say "initramfs: ${TDIR#$TOP/}/initramfs.cpio.gz ($(find "$STAGE/kprobes" -name '*.ko' | wc -l) modules); build step took $((SECONDS - start)) s"
+	gzip -1 > "$INITRD"
+say "initramfs: ${INITRD#$TOP/} ($(find "$STAGE/kprobes" -name '*.ko' | wc -l) modules); build step took $((SECONDS - start)) s"

@@ -1,7 +1,9 @@
 # Shared settings for the harness scripts.  Source it with the tree name:
 #   . harness/common.sh ours|upstream
 # "ours" is the overlaid tree (build/ours), "upstream" the untouched
-# baseline (build/baseline).
+# baseline (build/baseline).  KTEST_PROFILE=bench (harness/bench.sh)
+# selects the benchmark build of the same source tree: its own object
+# directory, configuration, module directory and initramfs.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +19,14 @@ upstream) TDIR=$BUILD/baseline NAME="the upstream" ;;
 *) echo "usage: $0 ours|upstream ..." >&2; exit 2 ;;
 esac
 SRC=$TDIR/src
-OBJ=$TDIR/obj
+PROFILE=${KTEST_PROFILE:-test}
+case "$PROFILE" in
+test)  SFX= ;;
+bench) SFX=-bench SUITE_DIR=$SUITE_DIR/bench ;;
+*) echo "unknown KTEST_PROFILE=$PROFILE (test or bench)" >&2; exit 2 ;;
+esac
+OBJ=$TDIR/obj$SFX
+INITRD=$TDIR/initramfs$SFX.cpio.gz
 
 # The top-level make's job server and flags must not leak into the
 # kernel's own make.

@@ -2,6 +2,7 @@
 # Install the Debian packages the harness needs, only those missing.
 #   harness/deps.sh          packages for build, boot and test
 #   harness/deps.sh check    the same plus what `make check` needs
+#   harness/deps.sh bench    the same plus gnuplot for `make bench`
 set -euo pipefail
 
 pkgs=(
@@ -11,6 +12,7 @@ pkgs=(
 	busybox-static kmod coreutils
 )
 [ "${1:-}" = check ] && pkgs+=(sparse)
+[ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "ktest: not a Debian system, not installing anything" >&2

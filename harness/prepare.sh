@@ -16,14 +16,16 @@ REMOVE=(
 )
 # Paths of the repo overlaid onto the kernel tree (tracked files only).
 OVERLAY=(kernel include arch samples Documentation lib tools Kconfig.kprobes)
-# Config fragments, applied in this order on top of tinyconfig.
-FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/test.config")
+# Config fragments, applied in this order on top of tinyconfig: the
+# tests' debug options, or the benchmark's production-like choices.
+FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/$PROFILE.config")
 # KTEST_CONFIG=fragment adds one more, e.g. harness/config/preempt.config
 # for a one-off run on a preemptible kernel (the next run without it
 # rebuilds the usual configuration).
 [ -n "${KTEST_CONFIG:-}" ] && FRAGMENTS+=("$(realpath "$KTEST_CONFIG")")
 # Options whose absence makes the build pointless.
-ESSENTIAL=(KPROBES MODULES KUNIT KPROBES_SANITY_TEST DEBUG_FS KPROBE_EVENTS)
+ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS)
+[ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST)
 
 [ -f "$TARBALL" ] || die "$TARBALL not found (apt-get install linux-source-6.12)"
 mkdir -p "$TDIR"
@@ -102,7 +104,7 @@ fi
 # only if it differs, so an unchanged config does not touch the build.
 mkdir -p "$OBJ"
 cfg=$OBJ/.config.ktest
-cfglog=$LOGS/config-$TREE.log
+cfglog=$LOGS/config-$TREE$SFX.log
 mkdir -p "$LOGS"
 "${KMAKE[@]}" KCONFIG_CONFIG=.config.ktest tinyconfig > "$cfglog" 2>&1 ||
 	{ cat "$cfglog" >&2; die "make tinyconfig failed"; }

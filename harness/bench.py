@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Turn the BENCH lines of the two benchmark boots into the table of
+`make bench`: printed, and written as text, CSV and a PNG chart.
+
+    bench.py --upstream build/logs/bench-upstream.out \\
+             --ours build/logs/bench-ours.out --out build/bench
+
+The guest prints "BENCH <name> <value>" (see
+tools/testing/selftests/kprobes/bench/kpb_main.c): instructions per call
+of a loop, or guest nanoseconds for the registration figures.  Hit
+figures here are probed minus un-probed cost of the same call.
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+NMANY = 1000
+
+# (key, title, baseline key, target ours/upstream)
+HITS = [
+    ('post', '1. breakpoint + post_handler (stepped)', 'call_asm', 0.8),
+    ('boosted', '2. breakpoint, boosted', 'call_asm', 0.7),
+    ('optimized', '3. optimized (jump)', 'call_asm', 0.6),
+    ('ftrace', '4. entry probe on ftrace', 'call_c', 0.8),
+    ('kretprobe', '5. kretprobe', 'call_c', 0.6),
+    ('kprobe_kretprobe', '6. kprobe + kretprobe', 'call_c', 0.6),
+]
+
+
+def parse(path):
+    vals, errors = {}, []
+    with open(path, errors='replace') as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith('BENCH-ERROR'):
+                errors.append(line)
+            elif line.startswith('BENCH '):
+                parts = line.split()
+                if len(parts) == 3:
+                    try:
+                        vals[parts[1]] = float(parts[2])
+                    except ValueError:
+                        errors.append('unparsable: ' + line)
+    return vals, errors
+
+
+class Row:
+    def __init__(self, title, unit, up, ours, target=None, basis=None,
+                 judged=None, note=''):
+        self.title, self.unit, self.up, self.ours = title, unit, up, ours
+        self.target = target      # bound on `judged`
+        self.basis = basis        # what the bound is on, in words
+        self.judged = judged      # the number compared with the target
+        self.note = note
+
+    def ratio(self):
+        if self.up is None or self.ours is None or self.up <= 0:
+            return None
+        return self.ours / self.up
+
+    def met(self):
+        if self.target is None:
+            return None
+        if self.judged is None:
+            return False
+        return self.judged <= self.target
+
+
+def get(v, *keys):
+    if any(k not in v for k in keys):
+        return None
+    return [v[k] for k in keys]
+
+
+def rows_for(up, ours):
+    rows = []
+
+    def both(fn):
+        return fn(up), fn(ours)
+
+    for key, title in (('call_asm', 'un-probed call, breakpoint target'),
+                       ('call_c', 'un-probed call, ftrace target')):
+        rows.append(Row(title, 'insn', up.get(key), ours.get(key)))
+
+    def hit(key, base):
+        def f(v):
+            g = get(v, key, base)
+            return None if g is None else g[0] - g[1]
+        return f
+
+    for key, title, base, target in HITS:
+        u, o = both(hit(key, base))
+        r = Row(title, 'insn/hit', u, o, target, 'ours/upstream')
+        r.judged = r.ratio()
+        rows.append(r)
+
+    def per_hit(hitkey, callkey):
+        def f(v):
+            g = get(v, hitkey, callkey)
+            return None if g is None else g[0] - g[1]
+        return f
+
+    # Figure 7: the breakpoint hit with NMANY others registered, against
+    # the same hit alone (in the same kernel).
+    u, o = both(per_hit('lookup_many', 'call_asm'))
+    ua, oa = both(per_hit('lookup_one', 'call_asm'))
+    r = Row('7. breakpoint hit, %d others registered' % NMANY, 'insn/hit',
+            u, o, 1.05, 'ours: vs one probe alone')
+    r.judged = o / oa if o is not None and oa else None
+    r.note = 'alone: upstream %s, ours %s; upstream %s of alone' % (
+        fmt(ua), fmt(oa), fmt(u / ua if u is not None and ua else None, 2))
+    rows.append(r)
+
+    # Figure 8: two CPUs hitting the same probe, per hit, against one CPU.
+    u, o = both(per_hit('smp_hit_two', 'smp_call_two'))
+    ua, oa = both(per_hit('smp_hit_one', 'smp_call_one'))
+    r = Row('8. breakpoint hit, both CPUs at once', 'insn/hit', u, o, 1.2,
+            'ours: vs one CPU')
+    r.judged = o / oa if o is not None and oa else None
+    r.note = 'one CPU: upstream %s, ours %s; upstream %s of one CPU' % (
+        fmt(ua), fmt(oa), fmt(u / ua if u is not None and ua else None, 2))
+    rows.append(r)
+
+    def ms(key):
+        def f(v):
+            g = get(v, key, 'cycles_per_ms')
+            return None if g is None or not g[1] else g[0] / g[1]
+        return f
+
+    for key, title in (
+            ('single_register_ns', '9. register %d, one at a time' % NMANY),
+            ('single_unregister_ns', '9. unregister %d, one at a time' % NMANY),
+            ('batch_register_ns', '10. register_kprobes(%d)' % NMANY),
+            ('batch_unregister_ns', '10. unregister_kprobes(%d)' % NMANY)):
+        u, o = both(ms(key))
+        rows.append(Row(title, 'ms', u, o, note='targets: issue 6'))
+    return rows
+
+
+def fmt(x, digits=1):
+    if x is None:
+        return '-'
+    return '%.*f' % (digits, x)
+
+
+def table(rows):
+    head = ['figure', 'unit', 'upstream', 'ours', 'ours/up', 'target',
+            'met']
+    body = []
+    for r in rows:
+        met = r.met()
+        tgt = '-'
+        if r.target is not None:
+            tgt = '<= %.2f (%s)' % (r.target, r.basis)
+            if r.basis != 'ours/upstream':
+                tgt += ' = %s' % fmt(r.judged, 2)
+        body.append([r.title, r.unit, fmt(r.up), fmt(r.ours),
+                     fmt(r.ratio(), 2), tgt,
+                     '-' if met is None else ('yes' if met else 'NO')])
+    widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+    right = {2, 3, 4}
+
+    def line(cells):
+        out = []
+        for i, c in enumerate(cells):
+            out.append(c.rjust(widths[i]) if i in right else c.ljust(widths[i]))
+        return '  '.join(out).rstrip()
+    lines = [line(head), line(['-' * w for w in widths])]
+    lines += [line(b) for b in body]
+    notes = [(r.title, r.note) for r in rows if r.note and r.target]
+    if notes:
+        lines.append('')
+        lines += ['%s: %s' % n for n in notes]
+    return '\n'.join(lines)
+
+
+def write_csv(path, rows):
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['figure', 'unit', 'upstream', 'ours', 'ours_over_upstream',
+                    'target', 'target_basis', 'judged_value', 'met', 'note'])
+        for r in rows:
+            met = r.met()
+            w.writerow([r.title, r.unit, fmt(r.up), fmt(r.ours),
+                        fmt(r.ratio(), 3),
+                        '' if r.target is None else r.target,
+                        r.basis or '', fmt(r.judged, 3),
+                        '' if met is None else ('yes' if met else 'no'),
+                        r.note])
+
+
+def chart(out, rows, info):
+    """Two bar charts: hit costs, registration times (log scale)."""
+    gp = shutil.which('gnuplot')
+    if not gp:
+        return 'gnuplot not installed: no chart'
+    hits = [r for r in rows if r.unit == 'insn/hit']
+    regs = [r for r in rows if r.unit == 'ms']
+    dat1 = os.path.join(out, 'bench-hits.dat')
+    dat2 = os.path.join(out, 'bench-register.dat')
+
+    def dump(path, rs):
+        with open(path, 'w') as f:
+            for r in rs:
+                f.write('"%s" %s %s\n' % (r.title.replace('"', "'"),
+                                          fmt(r.up) if r.up is not None else '0',
+                                          fmt(r.ours) if r.ours is not None else '0'))
+    dump(dat1, hits)
+    dump(dat2, regs)
+    png = os.path.join(out, 'bench.png')
+    script = os.path.join(out, 'bench.gp')
+    with open(script, 'w') as f:
+        f.write('''set terminal pngcairo size 1400,1000 font ",11"
+set output "%(png)s"
+set multiplot layout 2,1 title "kprobes: upstream vs ours (%(info)s)"
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set key top left
+set grid ytics
+set xtics rotate by -20 scale 0
+set title "Cost per hit (executed instructions, un-probed call subtracted; lower is better)"
+set ylabel "instructions per hit"
+plot "%(d1)s" using 2:xtic(1) title "upstream" lc rgb "#999999", \\
+     "" using 3 title "ours" lc rgb "#2a6fbb", \\
+     "" using 0:2:(sprintf("%%.0f",$2)) with labels offset -1.5,0.7 notitle, \\
+     "" using 0:3:(sprintf("%%.0f",$3)) with labels offset 1.5,0.7 notitle
+set title "Registering and unregistering %(n)d probes (guest milliseconds, log scale; lower is better)"
+set ylabel "ms"
+set logscale y
+plot "%(d2)s" using 2:xtic(1) title "upstream" lc rgb "#999999", \\
+     "" using 3 title "ours" lc rgb "#2a6fbb", \\
+     "" using 0:2:(sprintf("%%.0f",$2)) with labels offset -1.5,0.7 notitle, \\
+     "" using 0:3:(sprintf("%%.0f",$3)) with labels offset 1.5,0.7 notitle
+unset multiplot
+''' % {'png': png, 'info': info, 'd1': dat1, 'd2': dat2, 'n': NMANY})
+    try:
+        subprocess.run([gp, script], check=True, capture_output=True,
+                       text=True)
+    except subprocess.CalledProcessError as e:
+        return 'gnuplot failed: ' + e.stderr.strip()
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--upstream', required=True)
+    ap.add_argument('--ours', required=True)
+    ap.add_argument('--out', required=True)
+    args = ap.parse_args()
+
+    up, up_err = parse(args.upstream)
+    ours, ours_err = parse(args.ours)
+    rows = rows_for(up, ours)
+    os.makedirs(args.out, exist_ok=True)
+
+    info = 'QEMU TCG -icount shift=0, HZ=%s' % fmt(ours.get('hz'), 0)
+    text = ['kprobes benchmark: %s; hit figures in executed instructions,'
+            % info,
+            'the cheapest of 5 loops of 1000 calls; registration in guest ms.',
+            '']
+    text.append(table(rows))
+    errs = ['upstream: ' + e for e in up_err] + ['ours: ' + e for e in ours_err]
+    if errs:
+        text += [''] + errs
+    text = '\n'.join(text) + '\n'
+    with open(os.path.join(args.out, 'bench.txt'), 'w') as f:
+        f.write(text)
+    write_csv(os.path.join(args.out, 'bench.csv'), rows)
+    problem = chart(args.out, rows, info)
+    sys.stdout.write(text)
+    print()
+    print('written: %s/bench.txt, bench.csv%s' % (
+        args.out, '' if problem else ', bench.png'))
+    if problem:
+        print('note: ' + problem)
+    missing = [r.title for r in rows if r.up is None or r.ours is None]
+    if missing:
+        print('missing figures: ' + '; '.join(missing))
+    return 1 if missing or errs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

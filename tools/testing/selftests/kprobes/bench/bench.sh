@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run in the guest by /init in ktest.mode=bench (harness/bench.sh): load
+# kprobes_bench.ko, take every figure in turn, print the BENCH lines the
+# module logged.  The optimized figure is taken first, in the boot's
+# default state (debug.kprobes-optimization=1), the breakpoint figures
+# with jump optimization off, the registration figures with it on again.
+cd "$(dirname "$0")" || exit 1
+opt=/proc/sys/debug/kprobes-optimization
+run=/sys/module/kprobes_bench/parameters/run
+list=/sys/kernel/debug/kprobes/list
+
+echo "BENCH-INFO kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+if ! insmod ./kprobes_bench.ko; then
+	echo "BENCH-ERROR insmod kprobes_bench.ko failed"
+	exit 1
+fi
+
+take() {
+	echo "$1" > "$run" || echo "BENCH-ERROR $1 write to $run failed"
+}
+
+dmesg -c > /dev/null
+for f in calibrate call_asm call_c optimized_arm; do
+	take "$f"
+done
+# Up to 10 s for the optimizer to take the probe, then one more second:
+# upstream shows [OPTIMIZED] as soon as the probe is queued, before the
+# jump is written.
+i=0
+while ! grep -q 'kpb_asm_target+0x0.*OPTIMIZED' "$list" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -q 'kpb_asm_target+0x0.*OPTIMIZED' "$list" ||
+	echo "BENCH-ERROR optimized the probe was not optimized within 10 s"
+sleep 1
+take optimized
+echo 0 > "$opt"
+for f in post boosted ftrace kretprobe kprobe_kretprobe lookup smp; do
+	take "$f"
+done
+echo 1 > "$opt"
+for f in single batch; do
+	take "$f"
+done
+rmmod kprobes_bench
+dmesg | sed -n 's/^.*kprobes_bench: \(BENCH.*\)$/\1/p'

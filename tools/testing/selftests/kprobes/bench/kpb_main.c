@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes_bench: the figures of `make bench` (harness/bench.sh).
+ *
+ * Loaded into our kernel and into upstream's, built from the same source
+ * against each: only the public kprobes API is used.  bench.sh asks for
+ * one figure at a time by writing its name to the "run" parameter (it
+ * sets debug.kprobes-optimization between figures); each figure prints
+ * one or more lines
+ *
+ *	kprobes_bench: BENCH <name> <value>
+ *
+ * or "BENCH-ERROR <name> <why>" when it could not be taken.
+ *
+ * The guest runs under QEMU's -icount shift=0: the time stamp counter
+ * counts executed instructions, so get_cycles() deltas are exact and the
+ * same in every run.  A hit figure is the cheapest of ROUNDS loops of
+ * HITS calls, with interrupts off, divided by HITS (tenths kept); the
+ * un-probed loop is measured the same way and subtracted on the host.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timex.h>
+
+#define HITS	1000		/* calls per measured loop */
+#define ROUNDS	5		/* loops per figure; the cheapest counts */
+#define NMANY	1000		/* probes of figures 7, 9 and 10 */
+
+typedef int (*kpb_fn_t)(int);
+
+int kpb_asm_target(int x);	/* kpb_asm.S: a breakpoint target */
+
+/* An entry-probe target: its first instruction is an ftrace call. */
+static noinline int kpb_c_target(int x)
+{
+	asm volatile("" : "+r" (x));
+	return 2 * x + 3;
+}
+
+/*
+ * NMANY distinct functions for the figures with many probes,
+ * kpb_many_000() ... kpb_many_999(): without an ftrace call, so that
+ * their probes are breakpoints, armed and disarmed by kprobes itself.
+ */
+#define KPB_FN(a, b, c)							\
+static noinline notrace int kpb_many_##a##b##c(int x)			\
+{									\
+	return x ^ 1##a##b##c;						\
+}
+#define KPB_FN10(a, b)							\
+	KPB_FN(a, b, 0) KPB_FN(a, b, 1) KPB_FN(a, b, 2) KPB_FN(a, b, 3)	\
+	KPB_FN(a, b, 4) KPB_FN(a, b, 5) KPB_FN(a, b, 6) KPB_FN(a, b, 7)	\
+	KPB_FN(a, b, 8) KPB_FN(a, b, 9)
+#define KPB_FN100(a)							\
+	KPB_FN10(a, 0) KPB_FN10(a, 1) KPB_FN10(a, 2) KPB_FN10(a, 3)	\
+	KPB_FN10(a, 4) KPB_FN10(a, 5) KPB_FN10(a, 6) KPB_FN10(a, 7)	\
+	KPB_FN10(a, 8) KPB_FN10(a, 9)
+KPB_FN100(0) KPB_FN100(1) KPB_FN100(2) KPB_FN100(3) KPB_FN100(4)
+KPB_FN100(5) KPB_FN100(6) KPB_FN100(7) KPB_FN100(8) KPB_FN100(9)
+
+#define KPB_PTR(a, b, c)	kpb_many_##a##b##c,
+#define KPB_PTR10(a, b)							\
+	KPB_PTR(a, b, 0) KPB_PTR(a, b, 1) KPB_PTR(a, b, 2)		\
+	KPB_PTR(a, b, 3) KPB_PTR(a, b, 4) KPB_PTR(a, b, 5)		\
+	KPB_PTR(a, b, 6) KPB_PTR(a, b, 7) KPB_PTR(a, b, 8)		\
+	KPB_PTR(a, b, 9)
+#define KPB_PTR100(a)							\
+	KPB_PTR10(a, 0) KPB_PTR10(a, 1) KPB_PTR10(a, 2)			\
+	KPB_PTR10(a, 3) KPB_PTR10(a, 4) KPB_PTR10(a, 5)			\
+	KPB_PTR10(a, 6) KPB_PTR10(a, 7) KPB_PTR10(a, 8)			\
+	KPB_PTR10(a, 9)
+static const kpb_fn_t kpb_many[NMANY] = {
+	KPB_PTR100(0) KPB_PTR100(1) KPB_PTR100(2) KPB_PTR100(3)
+	KPB_PTR100(4) KPB_PTR100(5) KPB_PTR100(6) KPB_PTR100(7)
+	KPB_PTR100(8) KPB_PTR100(9)
+};
+
+/* ---- handlers: as little as a handler can do ---------------------- */
+
+static DEFINE_PER_CPU(unsigned long, kpb_pre_hits);
+static DEFINE_PER_CPU(unsigned long, kpb_post_hits);
+static DEFINE_PER_CPU(unsigned long, kpb_ret_hits);
+
+static int kpb_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_pre_hits);
+	return 0;
+}
+
+static void kpb_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	this_cpu_inc(kpb_post_hits);
+}
+
+static int kpb_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	this_cpu_inc(kpb_ret_hits);
+	return 0;
+}
+
+static unsigned long kpb_count(unsigned long __percpu *hits)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(*hits, cpu);
+	return sum;
+}
+
+static void kpb_count_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		per_cpu(kpb_pre_hits, cpu) = 0;
+		per_cpu(kpb_post_hits, cpu) = 0;
+		per_cpu(kpb_ret_hits, cpu) = 0;
+	}
+}
+
+/* ---- measuring ------------------------------------------------------ */
+
+static int kpb_sink;
+
+/* Instructions of @n calls of @fn (a pause after each when @relax). */
+static noinline u64 kpb_loop(kpb_fn_t fn, unsigned int n, bool relax)
+{
+	unsigned int i;
+	int acc = 0;
+	u64 t0, t1;
+
+	t0 = get_cycles();
+	for (i = 0; i < n; i++) {
+		acc += fn(i);
+		if (relax)
+			cpu_relax();
+	}
+	t1 = get_cycles();
+	WRITE_ONCE(kpb_sink, acc);
+	return t1 - t0;
+}
+
+/* The cheapest of ROUNDS loops of HITS calls, interrupts off. */
+static u64 kpb_measure(kpb_fn_t fn)
+{
+	u64 best = U64_MAX, t;
+	unsigned long flags;
+	int r;
+
+	for (r = 0; r < ROUNDS; r++) {
+		local_irq_save(flags);
+		t = kpb_loop(fn, HITS, false);
+		local_irq_restore(flags);
+		best = min(best, t);
+	}
+	return best;
+}
+
+/* Print "BENCH name x.y" for @total instructions over @hits hits. */
+static void kpb_report(const char *name, u64 total, unsigned int hits)
+{
+	u64 tenths = div_u64(total * 10 + hits / 2, hits);
+
+	pr_info("BENCH %s %llu.%llu\n", name, div_u64(tenths, 10),
+		tenths % 10);
+}
+
+/* ---- several CPUs at once ------------------------------------------- */
+
+/*
+ * Under -icount the vCPUs take turns on one host thread and share one
+ * instruction clock, and a pause hands over to the next vCPU: with a
+ * pause after every call the CPUs alternate hit by hit.  The elapsed
+ * instructions from a common start until every CPU has made its HITS
+ * calls then count the work of all of them.
+ */
+struct kpb_smp {
+	kpb_fn_t fn;
+	unsigned int ncpus;
+	atomic_t ready;
+	atomic_t done;
+	u64 cycles;
+	struct completion finished;
+};
+
+static int kpb_smp_worker(void *arg)
+{
+	struct kpb_smp *run = arg;
+	bool leader = smp_processor_id() == cpumask_first(cpu_online_mask);
+	unsigned long flags;
+	u64 t0 = 0;
+
+	local_irq_save(flags);
+	atomic_inc(&run->ready);
+	while (atomic_read(&run->ready) < run->ncpus)
+		cpu_relax();
+	if (leader)
+		t0 = get_cycles();
+	kpb_loop(run->fn, HITS, true);
+	atomic_inc(&run->done);
+	if (leader) {
+		while (atomic_read(&run->done) < run->ncpus)
+			cpu_relax();
+		run->cycles = get_cycles() - t0;
+	}
+	local_irq_restore(flags);
+	complete(&run->finished);
+
+	/* Stay until kthread_stop(): the module must outlive this code. */
+	while (true) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/* Instructions while the first @ncpus online CPUs make HITS calls each. */
+static int kpb_smp_measure(kpb_fn_t fn, unsigned int ncpus, u64 *best)
+{
+	struct task_struct *tsk[2];
+	struct kpb_smp run;
+	unsigned int i, r, cpu;
+
+	if (ncpus > ARRAY_SIZE(tsk) || num_online_cpus() < ncpus)
+		return -ENODEV;
+	*best = U64_MAX;
+	for (r = 0; r < ROUNDS; r++) {
+		memset(&run, 0, sizeof(run));
+		run.fn = fn;
+		run.ncpus = ncpus;
+		init_completion(&run.finished);
+		i = 0;
+		for_each_online_cpu(cpu) {
+			if (i == ncpus)
+				break;
+			tsk[i] = kthread_create_on_cpu(kpb_smp_worker, &run, cpu,
+						       "kpb_smp/%u");
+			if (IS_ERR(tsk[i])) {
+				while (i--)
+					kthread_stop(tsk[i]);
+				return -ENOMEM;
+			}
+			i++;
+		}
+		for (i = 0; i < ncpus; i++)
+			wake_up_process(tsk[i]);
+		for (i = 0; i < ncpus; i++)
+			wait_for_completion(&run.finished);
+		for (i = 0; i < ncpus; i++)
+			kthread_stop(tsk[i]);
+		*best = min(*best, run.cycles);
+	}
+	return 0;
+}
+
+/* ---- the figures ---------------------------------------------------- */
+
+static void kpb_error(const char *name, const char *why, int err)
+{
+	pr_warn("BENCH-ERROR %s %s (%d)\n", name, why, err);
+}
+
+/* Measure the hits of @kp, a registered probe on @fn. */
+static int kpb_hits(const char *name, struct kprobe *kp, kpb_fn_t fn)
+{
+	u64 t;
+
+	kpb_count_reset();
+	t = kpb_measure(fn);
+	if (kpb_count(&kpb_pre_hits) != ROUNDS * HITS ||
+	    kpb_count(&kpb_post_hits) != (kp->post_handler ? ROUNDS * HITS : 0)) {
+		kpb_error(name, "handlers missed hits", -EIO);
+		return -EIO;
+	}
+	kpb_report(name, t, HITS);
+	return 0;
+}
+
+/*
+ * One probe on @fn, with a post_handler when @post, measured right away:
+ * bench.sh has jump optimization off for this one.
+ */
+static int kpb_fig_kprobe(const char *name, kpb_fn_t fn, bool post)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)fn,
+		.pre_handler = kpb_pre,
+		.post_handler = post ? kpb_post : NULL,
+	};
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret) {
+		kpb_error(name, "register_kprobe failed", ret);
+		return ret;
+	}
+	ret = kpb_hits(name, &kp, fn);
+	unregister_kprobe(&kp);
+	return ret;
+}
+
+/*
+ * The optimized figure takes two steps: "optimized_arm" registers the
+ * probe, bench.sh waits until debugfs kprobes/list shows it [OPTIMIZED]
+ * (upstream marks the probe it wraps, not ours), and "optimized"
+ * measures it and unregisters it.
+ */
+static struct kprobe kpb_opt_kp;
+
+static int kpb_fig_optimized(const char *name, bool arm)
+{
+	int ret;
+
+	if (arm) {
+		if (kpb_opt_kp.addr)
+			return -EBUSY;
+		kpb_opt_kp.addr = (kprobe_opcode_t *)kpb_asm_target;
+		kpb_opt_kp.pre_handler = kpb_pre;
+		ret = register_kprobe(&kpb_opt_kp);
+		if (ret) {
+			kpb_error(name, "register_kprobe failed", ret);
+			memset(&kpb_opt_kp, 0, sizeof(kpb_opt_kp));
+		}
+		return ret;
+	}
+	if (!kpb_opt_kp.addr)
+		return -ENOENT;
+	ret = kpb_hits(name, &kpb_opt_kp, kpb_asm_target);
+	unregister_kprobe(&kpb_opt_kp);
+	memset(&kpb_opt_kp, 0, sizeof(kpb_opt_kp));
+	return ret;
+}
+
+/* A kretprobe on kpb_c_target(), and a kprobe there as well if @both. */
+static int kpb_fig_kretprobe(const char *name, bool both)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)kpb_c_target,
+		.pre_handler = kpb_pre,
+	};
+	struct kretprobe rp = {
+		.kp.addr = (kprobe_opcode_t *)kpb_c_target,
+		.handler = kpb_ret,
+	};
+	u64 t;
+	int ret;
+
+	ret = register_kretprobe(&rp);
+	if (ret) {
+		kpb_error(name, "register_kretprobe failed", ret);
+		return ret;
+	}
+	if (both) {
+		ret = register_kprobe(&kp);
+		if (ret) {
+			kpb_error(name, "register_kprobe failed", ret);
+			unregister_kretprobe(&rp);
+			return ret;
+		}
+	}
+	kpb_count_reset();
+	t = kpb_measure(kpb_c_target);
+	if (kpb_count(&kpb_ret_hits) != ROUNDS * HITS || rp.nmissed ||
+	    kpb_count(&kpb_pre_hits) != (both ? ROUNDS * HITS : 0)) {
+		kpb_error(name, "handlers missed hits", -EIO);
+		ret = -EIO;
+	} else {
+		kpb_report(name, t, HITS);
+	}
+	if (both)
+		unregister_kprobe(&kp);
+	unregister_kretprobe(&rp);
+	return ret;
+}
+
+static struct kprobe *kpb_many_alloc(struct kprobe ***ptrs)
+{
+	struct kprobe *kps;
+	int i;
+
+	kps = kcalloc(NMANY, sizeof(*kps), GFP_KERNEL);
+	*ptrs = kcalloc(NMANY, sizeof(**ptrs), GFP_KERNEL);
+	if (!kps || !*ptrs) {
+		kfree(kps);
+		kfree(*ptrs);
+		return NULL;
+	}
+	for (i = 0; i < NMANY; i++) {
+		kps[i].addr = (kprobe_opcode_t *)kpb_many[i];
+		kps[i].pre_handler = kpb_pre;
+		(*ptrs)[i] = &kps[i];
+	}
+	return kps;
+}
+
+/* Every one of the NMANY probes fires once. */
+static bool kpb_many_fire(void)
+{
+	int i;
+
+	kpb_count_reset();
+	for (i = 0; i < NMANY; i++)
+		kpb_many[i](i);
+	return kpb_count(&kpb_pre_hits) == NMANY;
+}
+
+/* Figure 7: the breakpoint hit alone, then with NMANY other probes. */
+static int kpb_fig_lookup(const char *name)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)kpb_asm_target,
+		.pre_handler = kpb_pre,
+	};
+	struct kprobe *kps, **ptrs;
+	u64 alone, crowd;
+	int ret;
+
+	kps = kpb_many_alloc(&ptrs);
+	if (!kps)
+		return -ENOMEM;
+	ret = register_kprobe(&kp);
+	if (ret) {
+		kpb_error(name, "register_kprobe failed", ret);
+		goto out_free;
+	}
+	alone = kpb_measure(kpb_asm_target);
+	ret = register_kprobes(ptrs, NMANY);
+	if (ret) {
+		kpb_error(name, "register_kprobes failed", ret);
+		goto out;
+	}
+	crowd = kpb_measure(kpb_asm_target);
+	if (!kpb_many_fire()) {
+		kpb_error(name, "the probes did not fire as expected", -EIO);
+		ret = -EIO;
+	} else {
+		pr_info("BENCH %s_probes %d\n", name, NMANY + 1);
+		kpb_report("lookup_one", alone, HITS);
+		kpb_report("lookup_many", crowd, HITS);
+	}
+	unregister_kprobes(ptrs, NMANY);
+out:
+	unregister_kprobe(&kp);
+out_free:
+	kfree(ptrs);
+	kfree(kps);
+	return ret;
+}
+
+/* Figure 8: the breakpoint hit on one CPU, then on two at once. */
+static int kpb_fig_smp(const char *name)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)kpb_asm_target,
+		.pre_handler = kpb_pre,
+	};
+	u64 call1, call2, hit1, hit2;
+	int ret;
+
+	ret = kpb_smp_measure(kpb_asm_target, 1, &call1) ?:
+	      kpb_smp_measure(kpb_asm_target, 2, &call2);
+	if (ret) {
+		kpb_error(name, "needs two online CPUs", ret);
+		return ret;
+	}
+	ret = register_kprobe(&kp);
+	if (ret) {
+		kpb_error(name, "register_kprobe failed", ret);
+		return ret;
+	}
+	kpb_count_reset();
+	ret = kpb_smp_measure(kpb_asm_target, 1, &hit1) ?:
+	      kpb_smp_measure(kpb_asm_target, 2, &hit2);
+	if (ret) {
+		kpb_error(name, "could not start the workers", ret);
+	} else if (kpb_count(&kpb_pre_hits) != 3 * ROUNDS * HITS) {
+		kpb_error(name, "the probe did not fire as expected", -EIO);
+		ret = -EIO;
+	} else {
+		kpb_report("smp_call_one", call1, HITS);
+		kpb_report("smp_call_two", call2, 2 * HITS);
+		kpb_report("smp_hit_one", hit1, HITS);
+		kpb_report("smp_hit_two", hit2, 2 * HITS);
+	}
+	unregister_kprobe(&kp);
+	return ret;
+}
+
+/* Instructions (ns of guest time) per millisecond of jiffies. */
+static int kpb_fig_calibrate(const char *name)
+{
+	unsigned long j;
+	u64 t0;
+
+	j = jiffies;
+	while (jiffies == j)
+		msleep(1);
+	j = jiffies;
+	t0 = get_cycles();
+	msleep(200);
+	while (time_before(jiffies, j + msecs_to_jiffies(200)))
+		msleep(1);
+	j = jiffies - j;
+	pr_info("BENCH cycles_per_ms %llu\n",
+		div_u64(get_cycles() - t0, jiffies_to_msecs(j)));
+	pr_info("BENCH hz %d\n", HZ);
+	return 0;
+}
+
+/* Figures 9 and 10: NMANY probes, one call each, or one call for all. */
+static int kpb_fig_register(const char *name, bool batch)
+{
+	struct kprobe *kps, **ptrs;
+	u64 t0, t1, t2;
+	int i, ret = 0;
+	char label[32];
+
+	kps = kpb_many_alloc(&ptrs);
+	if (!kps)
+		return -ENOMEM;
+	t0 = get_cycles();
+	if (batch) {
+		ret = register_kprobes(ptrs, NMANY);
+	} else {
+		for (i = 0; i < NMANY && !ret; i++) {
+			ret = register_kprobe(&kps[i]);
+			if (ret)
+				while (i--)
+					unregister_kprobe(&kps[i]);
+		}
+	}
+	t1 = get_cycles();
+	if (ret) {
+		kpb_error(name, "registration failed", ret);
+		goto out;
+	}
+	if (!kpb_many_fire()) {
+		kpb_error(name, "the probes did not all fire", -EIO);
+		ret = -EIO;
+	}
+	t2 = get_cycles();
+	if (batch) {
+		unregister_kprobes(ptrs, NMANY);
+	} else {
+		for (i = 0; i < NMANY; i++)
+			unregister_kprobe(&kps[i]);
+	}
+	t2 = get_cycles() - t2;
+	if (!ret) {
+		snprintf(label, sizeof(label), "%s_register_ns", name);
+		pr_info("BENCH %s %llu\n", label, t1 - t0);
+		snprintf(label, sizeof(label), "%s_unregister_ns", name);
+		pr_info("BENCH %s %llu\n", label, t2);
+	}
+out:
+	kfree(ptrs);
+	kfree(kps);
+	return ret;
+}
+
+static int kpb_fig_call(const char *name, kpb_fn_t fn)
+{
+	kpb_report(name, kpb_measure(fn), HITS);
+	return 0;
+}
+
+static int kpb_run(const char *name)
+{
+	if (!strcmp(name, "calibrate"))
+		return kpb_fig_calibrate(name);
+	if (!strcmp(name, "call_asm"))
+		return kpb_fig_call(name, kpb_asm_target);
+	if (!strcmp(name, "call_c"))
+		return kpb_fig_call(name, kpb_c_target);
+	if (!strcmp(name, "post"))
+		return kpb_fig_kprobe(name, kpb_asm_target, true);
+	if (!strcmp(name, "boosted"))
+		return kpb_fig_kprobe(name, kpb_asm_target, false);
+	if (!strcmp(name, "optimized_arm"))
+		return kpb_fig_optimized(name, true);
+	if (!strcmp(name, "optimized"))
+		return kpb_fig_optimized(name, false);
+	if (!strcmp(name, "ftrace"))
+		return kpb_fig_kprobe(name, kpb_c_target, false);
+	if (!strcmp(name, "kretprobe"))
+		return kpb_fig_kretprobe(name, false);
+	if (!strcmp(name, "kprobe_kretprobe"))
+		return kpb_fig_kretprobe(name, true);
+	if (!strcmp(name, "lookup"))
+		return kpb_fig_lookup(name);
+	if (!strcmp(name, "smp"))
+		return kpb_fig_smp(name);
+	if (!strcmp(name, "single"))
+		return kpb_fig_register(name, false);
+	if (!strcmp(name, "batch"))
+		return kpb_fig_register(name, true);
+	return -EINVAL;
+}
+
+static DEFINE_MUTEX(kpb_mutex);
+
+static int kpb_run_set(const char *val, const struct kernel_param *kp)
+{
+	char name[32];
+	int ret;
+
+	strscpy(name, val, sizeof(name));
+	strim(name);
+	mutex_lock(&kpb_mutex);
+	ret = kpb_run(name);
+	mutex_unlock(&kpb_mutex);
+	return ret;
+}
+
+static const struct kernel_param_ops kpb_run_ops = {
+	.set = kpb_run_set,
+};
+module_param_cb(run, &kpb_run_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch");
+
+static int __init kpb_init(void)
+{
+	return 0;
+}
+module_init(kpb_init);
+
+/* A probe armed by "optimized_arm" and never measured. */
+static void __exit kpb_exit(void)
+{
+	if (kpb_opt_kp.addr)
+		unregister_kprobe(&kpb_opt_kp);
+}
+module_exit(kpb_exit);
+
+MODULE_DESCRIPTION("kprobes hit and registration benchmark for make bench");
+MODULE_LICENSE("GPL");
