@@ -713,20 +713,29 @@ static bool site_has_enabled(struct kprobe_site *s)
 	return false;
 }
 
-/* Recompute KSITE_POST; say whether the site should be armed. */
+/*
+ * Recompute KSITE_POST and the hit paths' shortcut, s->solo; say whether
+ * the site should be armed.
+ */
 static bool site_want_armed(struct kprobe_site *s)
 {
-	struct kprobe *p;
+	struct kprobe *p, *solo = NULL;
 	bool post = false;
+	int enabled = 0;
 
 	list_for_each_entry(p, &s->probes, list) {
-		if (!kprobe_disabled(p) && p->post_handler)
+		if (kprobe_disabled(p))
+			continue;
+		if (p->post_handler)
 			post = true;
+		solo = p;
+		enabled++;
 	}
 	if (post)
 		s->flags |= KSITE_POST;
 	else
 		s->flags &= ~KSITE_POST;
+	WRITE_ONCE(s->solo, enabled == 1 ? solo : NULL);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
 	       site_has_enabled(s);
@@ -1660,6 +1669,8 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			continue;
 		}
 		list_del_rcu(&p->list);
+		if (READ_ONCE(s->solo) == p)
+			WRITE_ONCE(s->solo, NULL);
 		if (kprobe_is_return(p))
 			kretprobe_detach(p);
 		if (s->flags & KSITE_GONE) {

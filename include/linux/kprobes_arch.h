@@ -50,6 +50,7 @@
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
+	struct kprobe		*solo;	/* the only enabled probe, see below */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
@@ -176,6 +177,18 @@ void kprobe_optinsn_slot_free(void *slot);
 
 /* The site at @addr, or NULL.  Interrupts or preemption off. */
 struct kprobe_site *kprobe_site_lookup(unsigned long addr);
+
+/*
+ * The hit paths' shortcut: when exactly one probe of @s is enabled, that
+ * probe (kept up to date under kprobe_mutex, freed no sooner than the
+ * site's other probes), else NULL.  With it a backend calls the one
+ * pre_handler (and post_handler) itself, with current_kprobe pointing at
+ * it, instead of walking the list with kprobe_site_pre() and friends.
+ */
+static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
+{
+	return READ_ONCE(s->solo);
+}
 
 /*
  * Run the pre_handlers of the enabled probes of @s in registration order,

@@ -1028,6 +1028,26 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (running)
 		return kx_reenter(c, s, regs, running);
 
+	/*
+	 * The common case, kept short: one enabled probe, no post_handler,
+	 * an instruction that runs from the slot and jumps back by itself.
+	 * No frame: nothing is tracked once the handler has returned.
+	 */
+	running = kprobe_site_solo(s);
+	if (likely(running && !running->post_handler && s->arch.boost)) {
+		__this_cpu_write(current_kprobe, running);
+		if (running->pre_handler && running->pre_handler(running, regs)) {
+			__this_cpu_write(current_kprobe, NULL);
+			return 1;	/* redirected: the instruction is skipped */
+		}
+		__this_cpu_write(current_kprobe, NULL);
+		if (unlikely(kx_opt_ready(s)))
+			regs->ip = kx_opt_copy(s);
+		else
+			regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+		return 1;
+	}
+
 	f = kx_push(c, s, NULL, false);
 	if (!f) {
 		kprobe_site_missed(s);

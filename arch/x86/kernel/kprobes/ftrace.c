@@ -21,7 +21,6 @@
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
 #include <linux/ftrace.h>
-#include <linux/trace_recursion.h>
 
 #include <asm/text-patching.h>
 
@@ -34,52 +33,70 @@
  *
  * Runs the site's handlers like a breakpoint hit would, or counts a miss
  * when this CPU is already inside a probe.  Does nothing once ftrace has
- * been declared dead (kprobe_ftrace_kill()).  Preemption is off between
- * the recursion lock and unlock, which is what current_kprobe needs.
+ * been declared dead (kprobe_ftrace_kill()).
+ *
+ * Recursion needs no lock of its own here: everything this runs before
+ * current_kprobe is set is NOKPROBE (no probe of ours can be on it), and
+ * from then on a hit in a handler, or in an interrupt, finds
+ * kprobe_running() and only counts as missed.  Preemption is off for
+ * current_kprobe's sake.
  */
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct kprobe_site *s;
-	int bit;
+	struct kprobe *p;
 
 	if (unlikely(!regs || READ_ONCE(kprobe_ftrace_disabled)))
 		return;
 
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-
+	preempt_disable_notrace();
 	s = kprobe_site_lookup(ip);
 	if (unlikely(!s))
 		goto out;
 
-	if (kprobe_running()) {
+	if (unlikely(kprobe_running())) {
 		kprobe_site_missed(s);
 		goto out;
 	}
 
-	__this_cpu_write(current_kprobe, kprobe_site_first(s));
 	regs->ip = ip + INT3_INSN_SIZE;
-	if (kprobe_site_pre(s, regs)) {
-		/*
-		 * Redirected: ftrace resumes wherever regs->ip now points.  A
-		 * handler that claimed a redirection but left regs->ip where
-		 * we put it would send the CPU into the middle of the nop;
-		 * resume after the nop instead, which is all that skipping a
-		 * nop can mean.
-		 */
-		if (regs->ip == ip + INT3_INSN_SIZE)
-			regs->ip = ip + MCOUNT_INSN_SIZE;
-	} else {
-		/* The nop has "run": resume after it, then post handlers. */
+	p = kprobe_site_solo(s);
+	if (likely(p)) {
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler && p->pre_handler(p, regs))
+			goto redirected;
 		regs->ip = ip + MCOUNT_INSN_SIZE;
-		kprobe_site_post(s, regs);
+		if (p->post_handler) {
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
+		}
+		goto done;
 	}
+
+	__this_cpu_write(current_kprobe, kprobe_site_first(s));
+	if (kprobe_site_pre(s, regs))
+		goto redirected;
+	/* The nop has "run": resume after it, then post handlers. */
+	regs->ip = ip + MCOUNT_INSN_SIZE;
+	if (READ_ONCE(s->flags) & KSITE_POST)
+		kprobe_site_post(s, regs);
+	goto done;
+
+redirected:
+	/*
+	 * Redirected: ftrace resumes wherever regs->ip now points.  A handler
+	 * that claimed a redirection but left regs->ip where we put it would
+	 * send the CPU into the middle of the nop; resume after the nop
+	 * instead, which is all that skipping a nop can mean.
+	 */
+	if (regs->ip == ip + INT3_INSN_SIZE)
+		regs->ip = ip + MCOUNT_INSN_SIZE;
+done:
 	__this_cpu_write(current_kprobe, NULL);
 out:
-	ftrace_test_recursion_unlock(bit);
+	preempt_enable_notrace();
 }
 
 NOKPROBE_SYMBOL(kprobe_ftrace_handler);

@@ -40,8 +40,8 @@
  * kx_opt_entry (opt_entry.S) builds the pt_regs and calls
  * kx_opt_handler() below, which presents the registers as a breakpoint
  * would (regs->ip just past an int3 at the probed address, regs->sp the
- * probed context's) and runs the pre_handlers with interrupts off, like
- * the trap does.  Changes a handler makes to the general registers and
+ * probed context's) and runs the pre_handlers with preemption off; the
+ * interrupt flag stays the probed context's.  Changes a handler makes to the general registers and
  * flags are written back; a change of regs->ip is not (there is no
  * post_handler on an optimized site, and "skip the instruction" cannot be
  * honoured for a region): that is the documented behaviour, and a probe
@@ -75,23 +75,33 @@
  * @s: the site, read from the detour slot by kx_opt_entry
  * @regs: the probed context, saved by kx_opt_entry
  *
- * A hit while this CPU already runs a probe only counts as missed; the
- * region's copy runs either way when we return.
+ * Runs with preemption off and interrupts as the probed context had them
+ * (as upstream documents for optimized probes): an interrupt that hits a
+ * probe meanwhile finds kprobe_running() and counts as missed, like any
+ * nested hit.  The region's copy runs either way when we return.
  */
 void kx_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 {
-	unsigned long flags;
+	struct kprobe *p;
 
-	local_irq_save(flags);
-	if (kprobe_running()) {
+	preempt_disable_notrace();
+	if (unlikely(kprobe_running())) {
 		kprobe_site_missed(s);
+		goto out;
+	}
+	p = kprobe_site_solo(s);
+	if (likely(p)) {
+		__this_cpu_write(current_kprobe, p);
+		/* A redirection cannot be honoured here: it is ignored. */
+		if (p->pre_handler)
+			p->pre_handler(p, regs);
 	} else {
 		__this_cpu_write(current_kprobe, kprobe_site_first(s));
-		/* A redirection cannot be honoured here: it is ignored. */
 		kprobe_site_pre(s, regs);
-		__this_cpu_write(current_kprobe, NULL);
 	}
-	local_irq_restore(flags);
+	__this_cpu_write(current_kprobe, NULL);
+out:
+	preempt_enable_notrace();
 }
 
 NOKPROBE_SYMBOL(kx_opt_handler);
