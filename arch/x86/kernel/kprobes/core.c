@@ -924,8 +924,16 @@ static int kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 		*word = (*word & ~X86_EFLAGS_IF) | f->if_flag;
 	}
 
-	if (!f->missed)
-		kprobe_site_post(s, regs);
+	if (!f->missed) {
+		struct kprobe *p = kprobe_site_solo(s);
+
+		if (!p) {
+			kprobe_site_post(s, regs);
+		} else if (p->post_handler) {
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
+		}
+	}
 	kx_pop(c, f);
 	return 1;
 }
@@ -984,34 +992,23 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 
 NOKPROBE_SYMBOL(kx_reenter);
 
-/**
- * kprobe_int3_handler - take a breakpoint that may belong to kprobes
- * @regs: the trapped context; regs->ip is just past the int3
- *
- * Three kinds of int3 are ours: the one ending a step in flight on this
- * CPU, the breakpoint of a site, and a breakpoint that was removed while
- * this CPU was trapping on it.
- *
- * Return: 1 if handled (regs say where to resume), 0 if not ours.
+/*
+ * Everything but kprobe_int3_handler()'s shortcuts: a hit while a probe runs, several probes or a post_handler, an
+ * instruction that is stepped or emulated, a site on its way to or from
+ * jump optimization, and breakpoints that are not (or no longer) ours.
+ * @s is the site at @addr, NULL, or KX_NOT_LOOKED_UP.
  */
-int kprobe_int3_handler(struct pt_regs *regs)
+#define KX_NOT_LOOKED_UP ((struct kprobe_site *)1)
+
+static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
+				 struct kprobe_site *s)
 {
 	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
 	struct kprobe *running;
-	struct kprobe_site *s;
 	struct kx_frame *f;
-	unsigned long addr;
 
-	if (user_mode(regs))
-		return 0;
-
-	addr = regs->ip - INT3_INSN_SIZE;
-
-	f = kx_top(c);
-	if (f && f->phase == KX_FRAME_STEPPING && addr == kx_step_end(f->site))
-		return kx_end_step(c, f, regs);
-
-	s = kprobe_site_lookup(addr);
+	if (s == KX_NOT_LOOKED_UP)
+		s = kprobe_site_lookup(addr);
 	if (!s || s->arch.how == KX_FTRACE) {
 		/*
 		 * The site went away while we were trapping: once the int3
@@ -1028,26 +1025,6 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	if (running)
 		return kx_reenter(c, s, regs, running);
 
-	/*
-	 * The common case, kept short: one enabled probe, no post_handler,
-	 * an instruction that runs from the slot and jumps back by itself.
-	 * No frame: nothing is tracked once the handler has returned.
-	 */
-	running = kprobe_site_solo(s);
-	if (likely(running && !running->post_handler && s->arch.boost)) {
-		__this_cpu_write(current_kprobe, running);
-		if (running->pre_handler && running->pre_handler(running, regs)) {
-			__this_cpu_write(current_kprobe, NULL);
-			return 1;	/* redirected: the instruction is skipped */
-		}
-		__this_cpu_write(current_kprobe, NULL);
-		if (unlikely(kx_opt_ready(s)))
-			regs->ip = kx_opt_copy(s);
-		else
-			regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
-		return 1;
-	}
-
 	f = kx_push(c, s, NULL, false);
 	if (!f) {
 		kprobe_site_missed(s);
@@ -1060,12 +1037,21 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	 * nested hits count as missed.  kprobe_site_first() never returns
 	 * NULL, but a handler may have reset it.
 	 */
-	running = kprobe_site_first(s);
-	__this_cpu_write(current_kprobe, running);
-	if (kprobe_site_pre(s, regs)) {
-		/* A handler moved regs->ip: the instruction is skipped. */
-		kx_pop(c, f);
-		return 1;
+	running = kprobe_site_solo(s);
+	if (running) {
+		__this_cpu_write(current_kprobe, running);
+		if (running->pre_handler && running->pre_handler(running, regs)) {
+			/* A handler moved regs->ip: the instruction is skipped. */
+			kx_pop(c, f);
+			return 1;
+		}
+	} else {
+		running = kprobe_site_first(s);
+		__this_cpu_write(current_kprobe, running);
+		if (kprobe_site_pre(s, regs)) {
+			kx_pop(c, f);
+			return 1;
+		}
 	}
 	if (!kprobe_running())
 		__this_cpu_write(current_kprobe, running);
@@ -1096,6 +1082,61 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	kprobe_site_post(s, regs);
 	kx_pop(c, f);
 	return 1;
+}
+
+NOKPROBE_SYMBOL(kx_int3_slow);
+
+/**
+ * kprobe_int3_handler - take a breakpoint that may belong to kprobes
+ * @regs: the trapped context; regs->ip is just past the int3
+ *
+ * Three kinds of int3 are ours: the one ending a step in flight on this
+ * CPU, the breakpoint of a site, and a breakpoint that was removed while
+ * this CPU was trapping on it.
+ *
+ * Return: 1 if handled (regs say where to resume), 0 if not ours.
+ */
+int kprobe_int3_handler(struct pt_regs *regs)
+{
+	unsigned long addr = regs->ip - INT3_INSN_SIZE;
+	struct kprobe_site *s;
+	struct kprobe *p;
+
+	if (user_mode(regs))
+		return 0;
+	/* A step in flight (its end is an int3), or a hit inside a hit. */
+	if (unlikely(__this_cpu_read(kx_cpu.depth))) {
+		struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
+		struct kx_frame *f = kx_top(c);
+
+		if (f->phase == KX_FRAME_STEPPING && addr == kx_step_end(f->site))
+			return kx_end_step(c, f, regs);
+		return kx_int3_slow(regs, addr, KX_NOT_LOOKED_UP);
+	}
+
+	/*
+	 * The common case, kept short: one enabled probe, no post_handler,
+	 * an instruction that runs from the slot and jumps back by itself,
+	 * no other probe running.  No frame: nothing is tracked once the
+	 * handler has returned.
+	 */
+	s = kprobe_site_lookup(addr);
+	if (likely(s && !kprobe_running())) {
+		p = kprobe_site_solo(s);
+		if (likely(p && !p->post_handler && s->arch.boost &&
+			   !(READ_ONCE(s->flags) & KSITE_OPT_READY))) {
+			__this_cpu_write(current_kprobe, p);
+			if (p->pre_handler && p->pre_handler(p, regs)) {
+				/* Redirected: the instruction is skipped. */
+				__this_cpu_write(current_kprobe, NULL);
+				return 1;
+			}
+			__this_cpu_write(current_kprobe, NULL);
+			regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+			return 1;
+		}
+	}
+	return kx_int3_slow(regs, addr, s);
 }
 
 NOKPROBE_SYMBOL(kprobe_int3_handler);
