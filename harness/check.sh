@@ -36,6 +36,12 @@ if [ -f "$TDIR/suite/Makefile" ] || [ -f "$TDIR/suite/Kbuild" ]; then
 	kmake_logged "$LOGS/sparse-suite.log" make -C "$OBJ" M="$TDIR/suite" ARCH=x86_64 \
 		CC="ccache gcc" HOSTCC=gcc -k -j"$JOBS" C=2 W=1 modules || rc=1
 fi
+# The benchmark module, when `make bench` has built it.
+if [ -f "$TDIR/suite-bench/Makefile" ] && [ -f "$TDIR/obj-bench/Module.symvers" ]; then
+	say "sparse + W=1 over the benchmark module"
+	kmake_logged "$LOGS/sparse-bench.log" make -C "$TDIR/obj-bench" M="$TDIR/suite-bench" \
+		ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc -k -j"$JOBS" C=2 W=1 modules || rc=1
+fi
 n=$(cat "$LOGS"/sparse*.log 2>/dev/null | grep -cE '(warning|error):' || true)
 [ "$n" -eq 0 ] || rc=1
 say "sparse/W=1: $n warnings or errors (logs: build/logs/sparse*.log, build/logs/checkpatch.log)"
