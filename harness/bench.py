@@ -215,16 +215,18 @@ def chart(out, rows, info):
     with open(script, 'w') as f:
         f.write('''set terminal pngcairo size 1400,1000 font ",11"
 set output "%(png)s"
+set termoption noenhanced
 set multiplot layout 2,1 title "kprobes: upstream vs ours (%(info)s)"
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set key top left
+set key top right
 set grid ytics
 set xtics rotate by -20 scale 0
 set title "Cost per hit (executed instructions, un-probed call subtracted; lower is better)"
 set ylabel "instructions per hit"
+set yrange [0:*]
 plot "%(d1)s" using 2:xtic(1) title "upstream" lc rgb "#999999", \\
      "" using 3 title "ours" lc rgb "#2a6fbb", \\
      "" using 0:2:(sprintf("%%.0f",$2)) with labels offset -1.5,0.7 notitle, \\
@@ -232,6 +234,7 @@ plot "%(d1)s" using 2:xtic(1) title "upstream" lc rgb "#999999", \\
 set title "Registering and unregistering %(n)d probes (guest milliseconds, log scale; lower is better)"
 set ylabel "ms"
 set logscale y
+set yrange [1:*]
 plot "%(d2)s" using 2:xtic(1) title "upstream" lc rgb "#999999", \\
      "" using 3 title "ours" lc rgb "#2a6fbb", \\
      "" using 0:2:(sprintf("%%.0f",$2)) with labels offset -1.5,0.7 notitle, \\
