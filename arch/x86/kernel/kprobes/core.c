@@ -993,9 +993,10 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 NOKPROBE_SYMBOL(kx_reenter);
 
 /*
- * Everything but kprobe_int3_handler()'s shortcuts: a hit while a probe runs, several probes or a post_handler, an
- * instruction that is stepped or emulated, a site on its way to or from
- * jump optimization, and breakpoints that are not (or no longer) ours.
+ * Everything but kprobe_int3_handler()'s shortcuts: a hit while a probe
+ * runs, several probes or a post_handler, an instruction that is stepped
+ * or emulated, a site on its way to or from jump optimization, and
+ * breakpoints that are not (or no longer) ours.
  * @s is the site at @addr, NULL, or KX_NOT_LOOKED_UP.
  */
 #define KX_NOT_LOOKED_UP ((struct kprobe_site *)1)

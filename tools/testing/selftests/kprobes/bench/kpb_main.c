@@ -36,13 +36,10 @@
 #include <linux/string.h>
 #include <linux/timex.h>
 
+#include "kpb.h"
+
 #define HITS	1000		/* calls per measured loop */
 #define ROUNDS	5		/* loops per figure; the cheapest counts */
-#define NMANY	1000		/* probes of figures 7, 9 and 10 */
-
-typedef int (*kpb_fn_t)(int);
-
-int kpb_asm_target(int x);	/* kpb_asm.S: a breakpoint target */
 
 /* An entry-probe target: its first instruction is an ftrace call. */
 static noinline int kpb_c_target(int x)
@@ -50,44 +47,6 @@ static noinline int kpb_c_target(int x)
 	asm volatile("" : "+r" (x));
 	return 2 * x + 3;
 }
-
-/*
- * NMANY distinct functions for the figures with many probes,
- * kpb_many_000() ... kpb_many_999(): without an ftrace call, so that
- * their probes are breakpoints, armed and disarmed by kprobes itself.
- */
-#define KPB_FN(a, b, c)							\
-static noinline notrace int kpb_many_##a##b##c(int x)			\
-{									\
-	return x ^ 1##a##b##c;						\
-}
-#define KPB_FN10(a, b)							\
-	KPB_FN(a, b, 0) KPB_FN(a, b, 1) KPB_FN(a, b, 2) KPB_FN(a, b, 3)	\
-	KPB_FN(a, b, 4) KPB_FN(a, b, 5) KPB_FN(a, b, 6) KPB_FN(a, b, 7)	\
-	KPB_FN(a, b, 8) KPB_FN(a, b, 9)
-#define KPB_FN100(a)							\
-	KPB_FN10(a, 0) KPB_FN10(a, 1) KPB_FN10(a, 2) KPB_FN10(a, 3)	\
-	KPB_FN10(a, 4) KPB_FN10(a, 5) KPB_FN10(a, 6) KPB_FN10(a, 7)	\
-	KPB_FN10(a, 8) KPB_FN10(a, 9)
-KPB_FN100(0) KPB_FN100(1) KPB_FN100(2) KPB_FN100(3) KPB_FN100(4)
-KPB_FN100(5) KPB_FN100(6) KPB_FN100(7) KPB_FN100(8) KPB_FN100(9)
-
-#define KPB_PTR(a, b, c)	kpb_many_##a##b##c,
-#define KPB_PTR10(a, b)							\
-	KPB_PTR(a, b, 0) KPB_PTR(a, b, 1) KPB_PTR(a, b, 2)		\
-	KPB_PTR(a, b, 3) KPB_PTR(a, b, 4) KPB_PTR(a, b, 5)		\
-	KPB_PTR(a, b, 6) KPB_PTR(a, b, 7) KPB_PTR(a, b, 8)		\
-	KPB_PTR(a, b, 9)
-#define KPB_PTR100(a)							\
-	KPB_PTR10(a, 0) KPB_PTR10(a, 1) KPB_PTR10(a, 2)			\
-	KPB_PTR10(a, 3) KPB_PTR10(a, 4) KPB_PTR10(a, 5)			\
-	KPB_PTR10(a, 6) KPB_PTR10(a, 7) KPB_PTR10(a, 8)			\
-	KPB_PTR10(a, 9)
-static const kpb_fn_t kpb_many[NMANY] = {
-	KPB_PTR100(0) KPB_PTR100(1) KPB_PTR100(2) KPB_PTR100(3)
-	KPB_PTR100(4) KPB_PTR100(5) KPB_PTR100(6) KPB_PTR100(7)
-	KPB_PTR100(8) KPB_PTR100(9)
-};
 
 /* ---- handlers: as little as a handler can do ---------------------- */
 
@@ -397,14 +356,14 @@ static struct kprobe *kpb_many_alloc(struct kprobe ***ptrs)
 	struct kprobe *kps;
 	int i;
 
-	kps = kcalloc(NMANY, sizeof(*kps), GFP_KERNEL);
-	*ptrs = kcalloc(NMANY, sizeof(**ptrs), GFP_KERNEL);
+	kps = kcalloc(KPB_NMANY, sizeof(*kps), GFP_KERNEL);
+	*ptrs = kcalloc(KPB_NMANY, sizeof(**ptrs), GFP_KERNEL);
 	if (!kps || !*ptrs) {
 		kfree(kps);
 		kfree(*ptrs);
 		return NULL;
 	}
-	for (i = 0; i < NMANY; i++) {
+	for (i = 0; i < KPB_NMANY; i++) {
 		kps[i].addr = (kprobe_opcode_t *)kpb_many[i];
 		kps[i].pre_handler = kpb_pre;
 		(*ptrs)[i] = &kps[i];
@@ -412,18 +371,18 @@ static struct kprobe *kpb_many_alloc(struct kprobe ***ptrs)
 	return kps;
 }
 
-/* Every one of the NMANY probes fires once. */
+/* Every one of the KPB_NMANY probes fires once. */
 static bool kpb_many_fire(void)
 {
 	int i;
 
 	kpb_count_reset();
-	for (i = 0; i < NMANY; i++)
+	for (i = 0; i < KPB_NMANY; i++)
 		kpb_many[i](i);
-	return kpb_count(&kpb_pre_hits) == NMANY;
+	return kpb_count(&kpb_pre_hits) == KPB_NMANY;
 }
 
-/* Figure 7: the breakpoint hit alone, then with NMANY other probes. */
+/* Figure 7: the breakpoint hit alone, then with KPB_NMANY other probes. */
 static int kpb_fig_lookup(const char *name)
 {
 	struct kprobe kp = {
@@ -443,7 +402,7 @@ static int kpb_fig_lookup(const char *name)
 		goto out_free;
 	}
 	alone = kpb_measure(kpb_asm_target);
-	ret = register_kprobes(ptrs, NMANY);
+	ret = register_kprobes(ptrs, KPB_NMANY);
 	if (ret) {
 		kpb_error(name, "register_kprobes failed", ret);
 		goto out;
@@ -453,11 +412,11 @@ static int kpb_fig_lookup(const char *name)
 		kpb_error(name, "the probes did not fire as expected", -EIO);
 		ret = -EIO;
 	} else {
-		pr_info("BENCH %s_probes %d\n", name, NMANY + 1);
+		pr_info("BENCH %s_probes %d\n", name, KPB_NMANY + 1);
 		kpb_report("lookup_one", alone, HITS);
 		kpb_report("lookup_many", crowd, HITS);
 	}
-	unregister_kprobes(ptrs, NMANY);
+	unregister_kprobes(ptrs, KPB_NMANY);
 out:
 	unregister_kprobe(&kp);
 out_free:
@@ -505,20 +464,19 @@ static int kpb_fig_smp(const char *name)
 	return ret;
 }
 
-/* Instructions (ns of guest time) per millisecond of jiffies. */
+/*
+ * Instructions (ns of guest time) per millisecond of jiffies: both ends
+ * of the count are just after a tick, where a timeout wakes us.
+ */
 static int kpb_fig_calibrate(const char *name)
 {
 	unsigned long j;
 	u64 t0;
 
-	j = jiffies;
-	while (jiffies == j)
-		msleep(1);
+	schedule_timeout_uninterruptible(1);
 	j = jiffies;
 	t0 = get_cycles();
-	msleep(200);
-	while (time_before(jiffies, j + msecs_to_jiffies(200)))
-		msleep(1);
+	schedule_timeout_uninterruptible(msecs_to_jiffies(200));
 	j = jiffies - j;
 	pr_info("BENCH cycles_per_ms %llu\n",
 		div_u64(get_cycles() - t0, jiffies_to_msecs(j)));
@@ -526,7 +484,7 @@ static int kpb_fig_calibrate(const char *name)
 	return 0;
 }
 
-/* Figures 9 and 10: NMANY probes, one call each, or one call for all. */
+/* Figures 9 and 10: KPB_NMANY probes, one call each, or one call for all. */
 static int kpb_fig_register(const char *name, bool batch)
 {
 	struct kprobe *kps, **ptrs;
@@ -539,9 +497,9 @@ static int kpb_fig_register(const char *name, bool batch)
 		return -ENOMEM;
 	t0 = get_cycles();
 	if (batch) {
-		ret = register_kprobes(ptrs, NMANY);
+		ret = register_kprobes(ptrs, KPB_NMANY);
 	} else {
-		for (i = 0; i < NMANY && !ret; i++) {
+		for (i = 0; i < KPB_NMANY && !ret; i++) {
 			ret = register_kprobe(&kps[i]);
 			if (ret)
 				while (i--)
@@ -559,9 +517,9 @@ static int kpb_fig_register(const char *name, bool batch)
 	}
 	t2 = get_cycles();
 	if (batch) {
-		unregister_kprobes(ptrs, NMANY);
+		unregister_kprobes(ptrs, KPB_NMANY);
 	} else {
-		for (i = 0; i < NMANY; i++)
+		for (i = 0; i < KPB_NMANY; i++)
 			unregister_kprobe(&kps[i]);
 	}
 	t2 = get_cycles() - t2;
