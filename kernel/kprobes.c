@@ -70,10 +70,10 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 /*
  * A fixed table large enough that thousands of probes keep chains short:
- * the hit path walks one chain, so its length is the lookup cost.
+ * the hit path walks one chain, so its length is the lookup cost.  The hit
+ * paths read it through kprobe_site_find() (kprobes_arch.h).
  */
-#define KPROBE_SITE_HASH_BITS	12
-static struct hlist_head kprobe_sites[1 << KPROBE_SITE_HASH_BITS];
+struct hlist_head kprobe_site_hash[1 << KPROBE_SITE_HASH_BITS];
 
 /* Sites whose text went away: out of the hash, still owning their probes. */
 static LIST_HEAD(kprobe_gone_sites);
@@ -82,11 +82,6 @@ static LIST_HEAD(kprobe_gone_sites);
 static struct kprobe kprobe_busy = {
 	.symbol_name = "kprobe_busy",
 };
-
-static struct hlist_head *site_bucket(unsigned long addr)
-{
-	return &kprobe_sites[hash_ptr((void *)addr, KPROBE_SITE_HASH_BITS)];
-}
 
 /**
  * kprobe_site_lookup() - find the site at an address
@@ -101,7 +96,7 @@ struct kprobe_site *kprobe_site_lookup(unsigned long addr)
 {
 	struct kprobe_site *s;
 
-	hlist_for_each_entry_rcu(s, site_bucket(addr), node,
+	hlist_for_each_entry_rcu(s, kprobe_site_bucket(addr), node,
 				 lockdep_is_held(&kprobe_mutex)) {
 		if ((unsigned long)s->addr == addr)
 			return s;
@@ -735,7 +730,7 @@ static bool site_want_armed(struct kprobe_site *s)
 		s->flags |= KSITE_POST;
 	else
 		s->flags &= ~KSITE_POST;
-	WRITE_ONCE(s->solo, enabled == 1 ? solo : NULL);
+	WRITE_ONCE(s->solo, enabled == 1 && solo->pre_handler ? solo : NULL);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
 	       site_has_enabled(s);
@@ -1158,8 +1153,8 @@ static void opt_apply_all(void)
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
-		hlist_for_each_entry(s, &kprobe_sites[i], node) {
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
 			if (kprobes_optimize)
 				opt_consider(s);
 			else
@@ -1430,7 +1425,7 @@ static struct kprobe_site *site_create(kprobe_opcode_t *addr, bool ftrace,
 		kfree(s);
 		return ERR_PTR(ret);
 	}
-	hlist_add_head_rcu(&s->node, site_bucket((unsigned long)addr));
+	hlist_add_head_rcu(&s->node, kprobe_site_bucket((unsigned long)addr));
 	return s;
 }
 
@@ -1796,8 +1791,8 @@ static void all_sites_update(void)
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
-		hlist_for_each_entry(s, &kprobe_sites[i], node)
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node)
 			list_add_tail(&s->batch, &batch);
 	}
 	sites_update(&batch);
@@ -1843,8 +1838,8 @@ static void kill_sites_in(bool (*doomed)(unsigned long addr, void *data),
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
-		hlist_for_each_entry_safe(s, tmp, &kprobe_sites[i], node) {
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
+		hlist_for_each_entry_safe(s, tmp, &kprobe_site_hash[i], node) {
 			if (doomed((unsigned long)s->addr, data))
 				site_kill(s);
 		}
@@ -1936,6 +1931,17 @@ static struct notifier_block kprobes_module_nb = {
  * period.  A pool therefore holds at most
  * max(floor, min(KRETPROBE_POOL_GROW_MAX, KRETPROBE_POOL_BYTES / stride))
  * instances, and shrinks back to its floor when the calls are over.
+ *
+ * In front of the chunks, each CPU keeps one instance in pool->cache: the
+ * last one it gave back, still marked out in its chunk (but no longer
+ * counted in refs).  Its next call takes it with one exchange instead of a
+ * bitmap search.  The exchanges are locked ones, because a CPU that finds
+ * the chunks exhausted takes from the other CPUs' caches before it counts
+ * a miss, and the work item empties the caches before it trims.  Once the
+ * kretprobe is detached, instances go straight back to their chunks, and
+ * kretprobe_release() empties the caches after the grace period: a give
+ * that still saw pool->rp set ran with preemption off, inside the grace
+ * period, and the registration's reference kept refs above zero.
  *
  * Lifetime.  pool->refs counts the instances out, plus one while the
  * kretprobe is registered.  Unregistering clears pool->rp before the grace
@@ -2033,8 +2039,28 @@ static void pool_kick(struct kretprobe_pool *pool, int what)
 
 NOKPROBE_SYMBOL(pool_kick);
 
-/* Hit path: an instance, or NULL when every one is out. */
-static struct kretprobe_instance *pool_take(struct kretprobe_pool *pool)
+/* From another CPU's cache: the chunks are exhausted. */
+static struct kretprobe_instance *pool_steal(struct kretprobe_pool *pool)
+{
+	struct kretprobe_instance *ri;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		if (!cpu_possible(cpu))
+			continue;
+		ri = xchg(per_cpu_ptr(pool->cache, cpu), NULL);
+		if (ri) {
+			atomic_inc(&pool->refs);
+			return ri;
+		}
+	}
+	return NULL;
+}
+
+NOKPROBE_SYMBOL(pool_steal);
+
+/* An instance from the chunks, or NULL when every one is out. */
+static struct kretprobe_instance *pool_take_slow(struct kretprobe_pool *pool)
 {
 	unsigned int cpu = raw_smp_processor_id(), nr, out;
 	struct kretprobe_chunk *c;
@@ -2063,13 +2089,25 @@ static struct kretprobe_instance *pool_take(struct kretprobe_pool *pool)
 	}
 	if (READ_ONCE(pool->nr) < pool->limit)
 		pool_kick(pool, KRP_GROW);
-	return NULL;
+	return pool_steal(pool);
 }
 
-NOKPROBE_SYMBOL(pool_take);
+NOKPROBE_SYMBOL(pool_take_slow);
 
-/* Give @ri back.  The pool may be freed as soon as this returns. */
-static void pool_give(struct kretprobe_instance *ri)
+/* Hit path, preemption off: an instance, or NULL when every one is out. */
+static nokprobe_inline struct kretprobe_instance *
+pool_take(struct kretprobe_pool *pool)
+{
+	struct kretprobe_instance *ri = xchg(this_cpu_ptr(pool->cache), NULL);
+
+	if (unlikely(!ri))
+		return pool_take_slow(pool);
+	atomic_inc(&pool->refs);
+	return ri;
+}
+
+/* Give @ri back to its chunk.  The pool may be freed as soon as this returns. */
+static void pool_give_slow(struct kretprobe_instance *ri)
 {
 	struct kretprobe_chunk *c = ri->chunk;
 	struct kretprobe_pool *pool = c->pool;
@@ -2085,7 +2123,34 @@ static void pool_give(struct kretprobe_instance *ri)
 		irq_work_queue(&pool->free_kick);
 }
 
-NOKPROBE_SYMBOL(pool_give);
+NOKPROBE_SYMBOL(pool_give_slow);
+
+/* Give @ri back, to this CPU's cache if it is empty.  Preemption off. */
+static nokprobe_inline void pool_give(struct kretprobe_instance *ri)
+{
+	struct kretprobe_pool *pool = ri->chunk->pool;
+
+	if (likely(READ_ONCE(pool->rp)) &&
+	    !cmpxchg(this_cpu_ptr(pool->cache), NULL, ri)) {
+		/* Not the last reference: the registration holds one. */
+		atomic_dec(&pool->refs);
+		return;
+	}
+	pool_give_slow(ri);
+}
+
+/* Put the instances of the per-CPU caches back into their chunks. */
+static void pool_drain(struct kretprobe_pool *pool)
+{
+	struct kretprobe_instance *ri;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		ri = xchg(per_cpu_ptr(pool->cache, cpu), NULL);
+		if (ri)
+			clear_bit_unlock(ri->index, ri->chunk->map);
+	}
+}
 
 static void pool_kick_fn(struct irq_work *iw)
 {
@@ -2125,6 +2190,8 @@ static void pool_trim(struct kretprobe_pool *pool)
 {
 	struct kretprobe_chunk *c, *tmp, *base;
 
+	/* A cached instance would keep its chunk from being seized. */
+	pool_drain(pool);
 	base = list_first_entry(&pool->chunks, struct kretprobe_chunk, node);
 	list_for_each_entry_safe_reverse(c, tmp, &pool->chunks, node) {
 		if (c == base || pool_out(pool) * 4 >= (int)pool->nr)
@@ -2162,6 +2229,7 @@ static void pool_free_fn(struct work_struct *w)
 	cancel_delayed_work_sync(&pool->work);
 	list_for_each_entry_safe(c, tmp, &pool->chunks, node)
 		kvfree_rcu(c, rcu);
+	free_percpu(pool->cache);
 	kfree(pool);
 }
 
@@ -2184,6 +2252,11 @@ static struct kretprobe_pool *pool_new(struct kretprobe *rp)
 	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
 	if (!pool)
 		return NULL;
+	pool->cache = alloc_percpu(struct kretprobe_instance *);
+	if (!pool->cache) {
+		kfree(pool);
+		return NULL;
+	}
 	pool->stride = ALIGN(sizeof(struct kretprobe_instance) + rp->data_size,
 			     sizeof(long));
 	pool->floor = floor;
@@ -2199,6 +2272,7 @@ static struct kretprobe_pool *pool_new(struct kretprobe *rp)
 
 	c = chunk_new(pool, floor, GFP_KERNEL);
 	if (!c) {
+		free_percpu(pool->cache);
 		kfree(pool);
 		return NULL;
 	}
@@ -2222,6 +2296,7 @@ static void kretprobe_release(struct kprobe *p)
 	struct kretprobe_pool *pool = rp->pool;
 
 	rp->pool = NULL;
+	pool_drain(pool);
 	if (atomic_dec_and_test(&pool->refs))
 		irq_work_queue(&pool->free_kick);
 }
@@ -2276,7 +2351,8 @@ static void __noreturn kretprobe_bug(void *fp, struct kretprobe_instance *ri)
 
 NOKPROBE_SYMBOL(kretprobe_bug);
 
-static void kretprobe_call(struct kretprobe_instance *ri, struct pt_regs *regs)
+static nokprobe_inline void kretprobe_call(struct kretprobe_instance *ri,
+					   struct pt_regs *regs)
 {
 	struct kretprobe *rp = READ_ONCE(ri->chunk->pool->rp);
 
@@ -2287,24 +2363,16 @@ static void kretprobe_call(struct kretprobe_instance *ri, struct pt_regs *regs)
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 }
 
-NOKPROBE_SYMBOL(kretprobe_call);
-
-/**
- * kretprobe_trampoline_handler() - a kretprobe'd call has returned
- * @regs: registers at the return, built by the trampoline
- * @fp: where the backend keeps the hijacked return address
- *
- * The task's pending instances are a stack: the frame returning now owns
- * the topmost instances recorded for @fp (several when several kretprobes
- * share the function: all but the oldest saw the trampoline as their
- * return address).  Instances above them belong to frames that were left
- * without returning; they are dropped, counted as missed.  The real
- * return address is put back before any handler runs, so stack traces
- * taken by the handlers show it.
- *
- * Return: the real return address.
+/*
+ * The general case of kretprobe_trampoline_handler().  The task's pending
+ * instances are a stack: the frame returning now owns the topmost
+ * instances recorded for @fp (several when several kretprobes share the
+ * function: all but the oldest saw the trampoline as their return
+ * address).  Instances above them belong to frames that were left without
+ * returning; they are dropped, counted as missed.
  */
-unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
+static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
+						    void *fp)
 {
 	struct llist_head *pending = &current->kretprobe_instances;
 	struct llist_node *node, *mine, *rest, *next;
@@ -2328,7 +2396,7 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 			break;
 		rest = rest->next;
 		ret = (unsigned long)ri->ret_addr;
-		if (!is_kretprobe_trampoline(ret))
+		if (ret != (unsigned long)arch_kretprobe_trampoline)
 			break;
 		ret = 0;
 	}
@@ -2354,6 +2422,56 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 		}
 		pool_give(ri);
 	}
+	__this_cpu_write(current_kprobe, prev);
+	preempt_enable();
+	return ret;
+}
+
+NOKPROBE_SYMBOL(kretprobe_return_slow);
+
+/**
+ * kretprobe_trampoline_handler() - a kretprobe'd call has returned
+ * @regs: registers at the return, built by the trampoline
+ * @fp: where the backend keeps the hijacked return address
+ *
+ * Pops the task's instances for the returning frame, puts the real return
+ * address back (before any handler runs, so stack traces taken by the
+ * handlers show it), runs the return handlers and gives the instances
+ * back.
+ *
+ * Return: the real return address.
+ */
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
+{
+	struct llist_head *pending = &current->kretprobe_instances;
+	struct llist_node *node = READ_ONCE(pending->first);
+	struct kretprobe_instance *ri;
+	struct kprobe *prev;
+	unsigned long ret;
+
+	/*
+	 * The common case: the newest instance is this frame's and holds the
+	 * real return address (one kretprobe on the function, no frame above
+	 * it left without returning).  Nothing here can be probed, and
+	 * interrupts need not be held off: one that comes between our read
+	 * and our write may push instances, but it pops them before it
+	 * returns, so the list is back as we read it.
+	 */
+	if (unlikely(!node))
+		return kretprobe_return_slow(regs, fp);
+	ri = to_instance(node);
+	ret = (unsigned long)ri->ret_addr;
+	if (unlikely(ri->fp != fp ||
+		     ret == (unsigned long)arch_kretprobe_trampoline))
+		return kretprobe_return_slow(regs, fp);
+
+	preempt_disable();
+	prev = __this_cpu_read(current_kprobe);
+	__this_cpu_write(current_kprobe, &kprobe_busy);
+	arch_kretprobe_restore(regs, fp, ret);
+	WRITE_ONCE(pending->first, node->next);
+	kretprobe_call(ri, regs);
+	pool_give(ri);
 	__this_cpu_write(current_kprobe, prev);
 	preempt_enable();
 	return ret;
@@ -2685,8 +2803,8 @@ static int list_show(struct seq_file *m, void *v)
 	int i;
 
 	mutex_lock(&kprobe_mutex);
-	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++) {
-		hlist_for_each_entry(s, &kprobe_sites[i], node) {
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
 			list_for_each_entry(p, &s->probes, list)
 				list_one(m, s, p, show);
 		}
@@ -2770,8 +2888,8 @@ static int __init kprobes_init(void)
 {
 	int i, ret = 0;
 
-	for (i = 0; i < ARRAY_SIZE(kprobe_sites); i++)
-		INIT_HLIST_HEAD(&kprobe_sites[i]);
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++)
+		INIT_HLIST_HEAD(&kprobe_site_hash[i]);
 
 	mutex_lock(&kprobe_mutex);
 	blacklist_init();

@@ -149,6 +149,7 @@ struct kretprobe_pool {
 	unsigned int		stride;	/* bytes per instance */
 	unsigned long		requests; /* KRP_* work asked of the worker */
 	struct list_head	chunks;	/* RCU; the first one is the floor */
+	struct kretprobe_instance * __percpu *cache; /* one per CPU, or NULL */
 	struct irq_work		kick;	/* hit path -> @work */
 	struct delayed_work	work;	/* grows and trims */
 	struct irq_work		free_kick; /* last reference -> @free_work */

@@ -33,6 +33,8 @@
 #define _LINUX_KPROBES_ARCH_H
 
 #include <linux/kprobes.h>
+#include <linux/hash.h>
+#include <linux/rculist.h>
 
 /* kprobe_site.flags */
 #define KSITE_ARMED	BIT(0)	/* breakpoint (or ftrace hook) in place */
@@ -46,11 +48,13 @@
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
 #define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
 #define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed after RCU tasks */
+/* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
+#define KSITE_ARCH_SLOW	BIT(10)
 
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
-	struct kprobe		*solo;	/* the only enabled probe, see below */
+	struct kprobe		*solo;	/* see kprobe_site_solo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
@@ -65,7 +69,9 @@ struct kprobe_site {
  * Check that s->addr holds an instruction the backend can probe, and
  * prepare whatever a hit will need (the out-of-line copy in a slot from
  * kprobe_slot_alloc(), its classification).  Also store the instruction's
- * first byte in *opcode.  Returns 0, -EINVAL (cannot be probed),
+ * first byte in *opcode, and set KSITE_ARCH_SLOW in s->flags if the
+ * backend's hit path cannot take its shortcut there (the only flag it
+ * may write).  Returns 0, -EINVAL (cannot be probed),
  * -EILSEQ (does not decode) or -ENOMEM.  Process context, may sleep.
  */
 int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode);
@@ -178,12 +184,41 @@ void kprobe_optinsn_slot_free(void *slot);
 /* The site at @addr, or NULL.  Interrupts or preemption off. */
 struct kprobe_site *kprobe_site_lookup(unsigned long addr);
 
+/* The site hash (RCU; written under kprobe_mutex by the core). */
+#define KPROBE_SITE_HASH_BITS	12
+extern struct hlist_head kprobe_site_hash[1 << KPROBE_SITE_HASH_BITS];
+
 /*
- * The hit paths' shortcut: when exactly one probe of @s is enabled, that
- * probe (kept up to date under kprobe_mutex, freed no sooner than the
- * site's other probes), else NULL.  With it a backend calls the one
- * pre_handler (and post_handler) itself, with current_kprobe pointing at
- * it, instead of walking the list with kprobe_site_pre() and friends.
+ * The bucket of @addr.  Kernel and module text share the top 2 GiB of the
+ * address space, where the low 32 bits of an address tell it apart.
+ */
+static __always_inline struct hlist_head *kprobe_site_bucket(unsigned long addr)
+{
+	return &kprobe_site_hash[hash_32((u32)addr, KPROBE_SITE_HASH_BITS)];
+}
+
+/*
+ * kprobe_site_lookup() inlined into a hit path: one multiply, one load and
+ * the walk of a chain that is almost always a single site long.
+ */
+static __always_inline struct kprobe_site *kprobe_site_find(unsigned long addr)
+{
+	struct kprobe_site *s;
+
+	hlist_for_each_entry_rcu(s, kprobe_site_bucket(addr), node) {
+		if ((unsigned long)s->addr == addr)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The hit paths' shortcut: when exactly one probe of @s is enabled and it
+ * has a pre_handler, that probe (kept up to date under kprobe_mutex, freed
+ * no sooner than the site's other probes), else NULL.  With it a backend
+ * calls the one pre_handler (and post_handler, if any) itself, with
+ * current_kprobe pointing at it, instead of walking the list with
+ * kprobe_site_pre() and friends.
  */
 static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
 {

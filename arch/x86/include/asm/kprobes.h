@@ -38,10 +38,10 @@ struct pt_regs;
 
 /*
  * Bytes per out-of-line slot.  A slot holds two copies of the probed
- * instruction: at offset 0 one followed by int3 (the tracked step, when
- * post_handlers must run after it), at offset 32 one followed by a jmp
- * back to the original text (the boosted step, which needs no second
- * trap and no per-CPU bookkeeping).  32 + MAX_INSN_SIZE + 5 fits in 64.
+ * instruction: at offset 0 one followed by a call into the backend (the
+ * tracked step, when post_handlers must run after it), at offset 32 one
+ * followed by a jmp back to the original text (the boosted step, which
+ * needs no per-CPU bookkeeping).  32 + MAX_INSN_SIZE + 5 fits in 64.
  */
 #define KPROBE_SLOT_SIZE	64
 
@@ -59,6 +59,8 @@ struct pt_regs;
  */
 struct arch_kprobe_site {
 	kprobe_opcode_t	*slot;		/* out-of-line copies, NULL if emulated */
+	unsigned long	boost_ip;	/* the jump-back copy if it may run
+					 * unframed (boosted), else 0 */
 	unsigned long	target;
 	u16		ret_pop;	/* extra bytes released by "ret imm16" */
 	u8		opcode;		/* the original first byte */
@@ -67,7 +69,6 @@ struct arch_kprobe_site {
 	u8		cc;
 	u8		base;
 	u8		index;
-	bool		boost;		/* the jump-back copy may run unframed */
 #ifdef CONFIG_OPTPROBES
 	/* Jump optimization: filled by arch_optprobe_prepare(). */
 	kprobe_opcode_t	*detour;	/* detour slot, NULL if none */

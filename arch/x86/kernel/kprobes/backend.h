@@ -11,11 +11,11 @@
 /*
  * Values of arch_kprobe_site.how.  Everything from KX_JMP on is emulated
  * in the trap handler: those instructions either leave the straight line
- * (so an int3 placed after an out-of-line copy would never be reached) or
+ * (so a call placed after an out-of-line copy would never be reached) or
  * depend on where they sit (call pushes its own address).
  */
 enum {
-	KX_STEP,	/* run the copy out of line, trap after it */
+	KX_STEP,	/* run the copy out of line, call back after it */
 	KX_STEP_PUSHF,	/* the same, then repair the IF bit pushf stored */
 	KX_FTRACE,	/* carried by ftrace: never trapped, never stepped */
 	KX_JMP,		/* jmp rel8/rel32 */
@@ -35,6 +35,10 @@ enum {
 /* Where the two copies sit inside a slot (see KPROBE_SLOT_SIZE). */
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
+
+/* The end of a tracked step (step_entry.S) and its C half (core.c). */
+void kx_step_entry(void);
+void kx_step_done(struct pt_regs *regs);
 
 /* Shared by core.c and opt.c. */
 struct insn;

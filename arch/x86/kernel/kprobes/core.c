@@ -16,12 +16,13 @@
  *  - Stepping out of line, for everything else.  A slot near kernel text
  *    holds a copy of the instruction, its RIP-relative displacement (if
  *    any) rewritten so that it still reaches the same byte, followed by
- *    int3.  The trap handler points regs->ip at the copy and returns;
- *    the copy runs in the probed context, the trailing int3 traps again,
- *    and the handler moves %rip to just after the original instruction.
- *    IF is cleared in the probed context's flags for the duration, so
- *    no interrupt (and no preemption) can come between the two traps;
- *    only NMIs and machine checks can.
+ *    a call to kx_step_entry (step_entry.S).  The trap handler points
+ *    regs->ip at the copy and returns; the copy runs in the probed
+ *    context, and the call saves the registers and comes back to
+ *    kx_step_done(), which runs the post_handlers and resumes after the
+ *    original instruction.  IF is cleared in the probed context's flags
+ *    for the duration, so no interrupt (and no preemption) can come
+ *    between the trap and the call; only NMIs and machine checks can.
  *
  *  - Boosting, for stepped instructions when no probe at the site has a
  *    post_handler: the slot holds a second copy followed by a jmp back to
@@ -148,10 +149,11 @@ static nokprobe_inline struct kx_frame *kx_top(struct kx_cpu *c)
 	return c->depth ? &c->frame[c->depth - 1] : NULL;
 }
 
-/* Address of the int3 that ends the tracked copy of @s. */
+/* The return address of the call that ends the tracked copy of @s. */
 static nokprobe_inline unsigned long kx_step_end(struct kprobe_site *s)
 {
-	return (unsigned long)s->arch.slot + KX_TRAP_COPY + s->arch.len;
+	return (unsigned long)s->arch.slot + KX_TRAP_COPY + s->arch.len +
+	       CALL_INSN_SIZE;
 }
 
 /* ---- Reading and classifying the probed instruction ----------------- */
@@ -486,21 +488,28 @@ bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
 	return true;
 }
 
-/* A jmp rel32 at @img (living at @at) to @dest; false if out of reach. */
-bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
+/* A jmp or call rel32 at @img (living at @at) to @dest; false if too far. */
+static bool kx_place_rel32(u8 *img, u8 opcode, unsigned long at,
+			   unsigned long dest)
 {
 	long rel = (long)(dest - (at + JMP32_INSN_SIZE));
 
+	BUILD_BUG_ON(JMP32_INSN_SIZE != CALL_INSN_SIZE);
 	if (rel != (s32)rel)
 		return false;
-	img[0] = JMP32_INSN_OPCODE;
+	img[0] = opcode;
 	put_unaligned_le32((s32)rel, img + 1);
 	return true;
 }
 
+bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
+{
+	return kx_place_rel32(img, JMP32_INSN_OPCODE, at, dest);
+}
+
 /*
  * Fill a new slot for a stepped instruction:
- *   KX_TRAP_COPY:  <copy> int3                  (the tracked step)
+ *   KX_TRAP_COPY:  <copy> call kx_step_entry    (the tracked step)
  *   KX_LOOSE_COPY: <copy> jmp <addr + len>      (the untracked one)
  * and int3 everywhere else.  The slot is read-only, so the image is built
  * here and written with text_poke_copy().
@@ -512,7 +521,7 @@ static int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
 	unsigned long base;
 	u8 *slot;
 
-	BUILD_BUG_ON(KX_TRAP_COPY + MAX_INSN_SIZE + INT3_INSN_SIZE > KX_LOOSE_COPY);
+	BUILD_BUG_ON(KX_TRAP_COPY + MAX_INSN_SIZE + CALL_INSN_SIZE > KX_LOOSE_COPY);
 	BUILD_BUG_ON(KX_LOOSE_COPY + MAX_INSN_SIZE + JMP32_INSN_SIZE > KPROBE_SLOT_SIZE);
 
 	slot = kprobe_slot_alloc();
@@ -523,6 +532,9 @@ static int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
 	memset(img, INT3_INSN_OPCODE, sizeof(img));
 	if (!kx_place_copy(img + KX_TRAP_COPY, base + KX_TRAP_COPY,
 			   insn, orig, addr) ||
+	    !kx_place_rel32(img + KX_TRAP_COPY + insn->length, CALL_INSN_OPCODE,
+			    base + KX_TRAP_COPY + insn->length,
+			    (unsigned long)kx_step_entry) ||
 	    !kx_place_copy(img + KX_LOOSE_COPY, base + KX_LOOSE_COPY,
 			   insn, orig, addr) ||
 	    !kx_place_jmp(img + KX_LOOSE_COPY + insn->length,
@@ -606,13 +618,18 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		/*
 		 * Boosting: a hit with no post_handler to run sends the CPU
 		 * to the copy that jumps back by itself, with its flags as
-		 * they are (so pushf needs no repair), and the hit is over:
-		 * one trap, not two.  Not for an instruction with an
-		 * exception-table entry: the fixup is keyed to its address
-		 * and a fault in an untracked copy could not be sent back.
+		 * they are (so pushf needs no repair), and the hit is over
+		 * with no frame and no call back.  Not for an instruction
+		 * with an exception-table entry: the fixup is keyed to its
+		 * address and a fault in an untracked copy could not be
+		 * sent back.
 		 */
-		a->boost = !search_exception_tables(addr);
+		if (!search_exception_tables(addr))
+			a->boost_ip = (unsigned long)a->slot + KX_LOOSE_COPY;
 	}
+	/* kprobe_int3_handler()'s shortcut needs a boosted copy. */
+	if (!a->boost_ip)
+		s->flags |= KSITE_ARCH_SLOW;
 
 	a->opcode = buf[0];
 	*opcode = buf[0];
@@ -907,9 +924,9 @@ static nokprobe_inline int kx_start_step(struct kx_frame *f, struct pt_regs *reg
 	return 1;
 }
 
-/* The int3 after the tracked copy fired: finish the hit. */
-static int kx_end_step(struct kx_cpu *c, struct kx_frame *f,
-		       struct pt_regs *regs)
+/* The tracked copy has run: finish the hit. */
+static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
+					struct pt_regs *regs)
 {
 	struct kprobe_site *s = f->site;
 
@@ -935,10 +952,32 @@ static int kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 		}
 	}
 	kx_pop(c, f);
-	return 1;
 }
 
-NOKPROBE_SYMBOL(kx_end_step);
+/**
+ * kx_step_done - the tracked copy of a step has run
+ * @regs: the probed context, saved by kx_step_entry; regs->ip is the
+ *	  return address of the call that follows the copy
+ *
+ * Called from kx_step_entry (step_entry.S) with interrupts off.  The step
+ * is the top frame of this CPU's stack: anything nested in it (an NMI or
+ * #MC reaching a probe) has finished by the time its copy returns here.
+ * Puts regs->ip after the probed instruction, gives the context its
+ * interrupt flag back and runs the post_handlers.
+ */
+void kx_step_done(struct pt_regs *regs)
+{
+	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
+	struct kx_frame *f = kx_top(c);
+
+	if (unlikely(!f || f->phase != KX_FRAME_STEPPING ||
+		     regs->ip != kx_step_end(f->site)))
+		panic("kprobes: a step ended at %pS with no step in flight\n",
+		      (void *)regs->ip);
+	kx_end_step(c, f, regs);
+}
+
+NOKPROBE_SYMBOL(kx_step_done);
 
 /*
  * No frame left: run the instruction without one (see the top of this
@@ -953,7 +992,7 @@ static int kx_run_unframed(struct kprobe_site *s, struct pt_regs *regs)
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
-	if (s->arch.boost || !(regs->flags & X86_EFLAGS_IF)) {
+	if (s->arch.boost_ip || !(regs->flags & X86_EFLAGS_IF)) {
 		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
 		return 1;
 	}
@@ -979,8 +1018,8 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
-	if (s->arch.boost) {
-		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+	if (s->arch.boost_ip) {
+		regs->ip = s->arch.boost_ip;
 		return 1;
 	}
 
@@ -993,14 +1032,12 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 NOKPROBE_SYMBOL(kx_reenter);
 
 /*
- * Everything but kprobe_int3_handler()'s shortcuts: a hit while a probe
+ * Everything but kprobe_int3_handler()'s shortcut: a hit while a probe
  * runs, several probes or a post_handler, an instruction that is stepped
  * or emulated, a site on its way to or from jump optimization, and
- * breakpoints that are not (or no longer) ours.
- * @s is the site at @addr, NULL, or KX_NOT_LOOKED_UP.
+ * breakpoints that are not (or no longer) ours.  @s is the site at @addr,
+ * or NULL.
  */
-#define KX_NOT_LOOKED_UP ((struct kprobe_site *)1)
-
 static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 				 struct kprobe_site *s)
 {
@@ -1008,8 +1045,8 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	struct kprobe *running;
 	struct kx_frame *f;
 
-	if (s == KX_NOT_LOOKED_UP)
-		s = kprobe_site_lookup(addr);
+	if (user_mode(regs))
+		return 0;
 	if (!s || s->arch.how == KX_FTRACE) {
 		/*
 		 * The site went away while we were trapping: once the int3
@@ -1041,7 +1078,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	running = kprobe_site_solo(s);
 	if (running) {
 		__this_cpu_write(current_kprobe, running);
-		if (running->pre_handler && running->pre_handler(running, regs)) {
+		if (running->pre_handler(running, regs)) {
 			/* A handler moved regs->ip: the instruction is skipped. */
 			kx_pop(c, f);
 			return 1;
@@ -1068,9 +1105,9 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
-	if (s->arch.boost && !(READ_ONCE(s->flags) & KSITE_POST)) {
+	if (s->arch.boost_ip && !(READ_ONCE(s->flags) & KSITE_POST)) {
 		kx_pop(c, f);
-		regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
+		regs->ip = s->arch.boost_ip;
 		return 1;
 	}
 	if (!kx_is_emulated(s))
@@ -1091,9 +1128,8 @@ NOKPROBE_SYMBOL(kx_int3_slow);
  * kprobe_int3_handler - take a breakpoint that may belong to kprobes
  * @regs: the trapped context; regs->ip is just past the int3
  *
- * Three kinds of int3 are ours: the one ending a step in flight on this
- * CPU, the breakpoint of a site, and a breakpoint that was removed while
- * this CPU was trapping on it.
+ * Two kinds of int3 are ours: the breakpoint of a site, and a breakpoint
+ * that was removed while this CPU was trapping on it.
  *
  * Return: 1 if handled (regs say where to resume), 0 if not ours.
  */
@@ -1101,41 +1137,34 @@ int kprobe_int3_handler(struct pt_regs *regs)
 {
 	unsigned long addr = regs->ip - INT3_INSN_SIZE;
 	struct kprobe_site *s;
+	unsigned long ip;
 	struct kprobe *p;
 
-	if (user_mode(regs))
-		return 0;
-	/* A step in flight (its end is an int3), or a hit inside a hit. */
-	if (unlikely(__this_cpu_read(kx_cpu.depth))) {
-		struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
-		struct kx_frame *f = kx_top(c);
-
-		if (f->phase == KX_FRAME_STEPPING && addr == kx_step_end(f->site))
-			return kx_end_step(c, f, regs);
-		return kx_int3_slow(regs, addr, KX_NOT_LOOKED_UP);
-	}
-
 	/*
-	 * The common case, kept short: one enabled probe, no post_handler,
-	 * an instruction that runs from the slot and jumps back by itself,
-	 * no other probe running.  No frame: nothing is tracked once the
-	 * handler has returned.
+	 * The common case, kept short: no probe running on this CPU (which
+	 * also rules out a hit inside a step or a handler), one enabled
+	 * probe, no post_handler, an instruction that runs from the slot and
+	 * jumps back by itself, a site not on its way to or from jump
+	 * optimization.  No frame: nothing is tracked once the handler has
+	 * returned.  KSITE_POST and s->solo change together, under
+	 * kprobe_mutex; either state read here is one that a hit may see.
+	 * A user-mode int3 finds no site (sites are kernel addresses) and
+	 * is turned away by kx_int3_slow().
 	 */
-	s = kprobe_site_lookup(addr);
-	if (likely(s && !kprobe_running())) {
-		p = kprobe_site_solo(s);
-		if (likely(p && !p->post_handler && s->arch.boost &&
-			   !(READ_ONCE(s->flags) & KSITE_OPT_READY))) {
-			__this_cpu_write(current_kprobe, p);
-			if (p->pre_handler && p->pre_handler(p, regs)) {
-				/* Redirected: the instruction is skipped. */
-				__this_cpu_write(current_kprobe, NULL);
-				return 1;
-			}
-			__this_cpu_write(current_kprobe, NULL);
-			regs->ip = (unsigned long)s->arch.slot + KX_LOOSE_COPY;
-			return 1;
-		}
+	s = kprobe_site_find(addr);
+	if (unlikely(!s))
+		return kx_int3_slow(regs, addr, NULL);
+	p = kprobe_site_solo(s);
+	if (likely(p && !kprobe_running() &&
+		   !(READ_ONCE(s->flags) &
+		     (KSITE_POST | KSITE_OPT_READY | KSITE_ARCH_SLOW)))) {
+		ip = s->arch.boost_ip;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs))
+			ip = regs->ip;	/* redirected: the instruction is skipped */
+		__this_cpu_write(current_kprobe, NULL);
+		regs->ip = ip;
+		return 1;
 	}
 	return kx_int3_slow(regs, addr, s);
 }

@@ -52,7 +52,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 		return;
 
 	preempt_disable_notrace();
-	s = kprobe_site_lookup(ip);
+	s = kprobe_site_find(ip);
 	if (unlikely(!s))
 		goto out;
 
@@ -65,7 +65,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	p = kprobe_site_solo(s);
 	if (likely(p)) {
 		__this_cpu_write(current_kprobe, p);
-		if (p->pre_handler && p->pre_handler(p, regs))
+		if (p->pre_handler(p, regs))
 			goto redirected;
 		regs->ip = ip + MCOUNT_INSN_SIZE;
 		if (p->post_handler) {

@@ -41,12 +41,12 @@
  * kx_opt_handler() below, which presents the registers as a breakpoint
  * would (regs->ip just past an int3 at the probed address, regs->sp the
  * probed context's) and runs the pre_handlers with preemption off; the
- * interrupt flag stays the probed context's.  Changes a handler makes to the general registers and
- * flags are written back; a change of regs->ip is not (there is no
- * post_handler on an optimized site, and "skip the instruction" cannot be
- * honoured for a region): that is the documented behaviour, and a probe
- * that wants redirection keeps itself unoptimized with an empty
- * post_handler or the sysctl.
+ * interrupt flag stays the probed context's.  Changes a handler makes to
+ * the general registers and flags are written back; a change of regs->ip
+ * is not (there is no post_handler on an optimized site, and "skip the
+ * instruction" cannot be honoured for a region): that is the documented
+ * behaviour, and a probe that wants redirection keeps itself unoptimized
+ * with an empty post_handler or the sysctl.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -93,8 +93,7 @@ void kx_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 	if (likely(p)) {
 		__this_cpu_write(current_kprobe, p);
 		/* A redirection cannot be honoured here: it is ignored. */
-		if (p->pre_handler)
-			p->pre_handler(p, regs);
+		p->pre_handler(p, regs);
 	} else {
 		__this_cpu_write(current_kprobe, kprobe_site_first(s));
 		kprobe_site_pre(s, regs);
@@ -305,7 +304,7 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 
 	if (a->detour)
 		return 0;
-	if ((a->how != KX_STEP && a->how != KX_STEP_PUSHF) || !a->boost)
+	if ((a->how != KX_STEP && a->how != KX_STEP_PUSHF) || !a->boost_ip)
 		return -EINVAL;
 	if (!kallsyms_lookup_size_offset(addr, &size, &off))
 		return -EINVAL;

@@ -35,8 +35,7 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	 */
 	UNWIND_HINT type=UNWIND_HINT_TYPE_CALL sp_reg=ORC_REG_SP sp_offset=0
 	ANNOTATE_NOENDBR
-	leaq	-8(%rsp), %rsp
-	subq	$PTREGS_SIZE, %rsp
+	leaq	-(PTREGS_SIZE + 8)(%rsp), %rsp
 
 	KX_SAVE_REGS
 	/* The probed function's stack pointer after its RET. */
