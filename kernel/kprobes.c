@@ -2446,33 +2446,34 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 	struct llist_head *pending = &current->kretprobe_instances;
 	struct llist_node *node = READ_ONCE(pending->first);
 	struct kretprobe_instance *ri;
-	struct kprobe *prev;
 	unsigned long ret;
 
 	/*
 	 * The common case: the newest instance is this frame's and holds the
 	 * real return address (one kretprobe on the function, no frame above
-	 * it left without returning).  Nothing here can be probed, and
-	 * interrupts need not be held off: one that comes between our read
-	 * and our write may push instances, but it pops them before it
-	 * returns, so the list is back as we read it.
+	 * it left without returning), and no probe is running (none ever is
+	 * when a probed call returns; the general case keeps whatever it
+	 * finds).  Nothing here can be probed, and interrupts need not be
+	 * held off: one that comes between our read and our write may push
+	 * instances, but it pops them before it returns, so the list is back
+	 * as we read it.
 	 */
 	if (unlikely(!node))
 		return kretprobe_return_slow(regs, fp);
 	ri = to_instance(node);
 	ret = (unsigned long)ri->ret_addr;
 	if (unlikely(ri->fp != fp ||
-		     ret == (unsigned long)arch_kretprobe_trampoline))
+		     ret == (unsigned long)arch_kretprobe_trampoline ||
+		     kprobe_running()))
 		return kretprobe_return_slow(regs, fp);
 
 	preempt_disable();
-	prev = __this_cpu_read(current_kprobe);
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	arch_kretprobe_restore(regs, fp, ret);
 	WRITE_ONCE(pending->first, node->next);
 	kretprobe_call(ri, regs);
 	pool_give(ri);
-	__this_cpu_write(current_kprobe, prev);
+	__this_cpu_write(current_kprobe, NULL);
 	preempt_enable();
 	return ret;
 }

@@ -59,8 +59,7 @@ struct pt_regs;
  */
 struct arch_kprobe_site {
 	kprobe_opcode_t	*slot;		/* out-of-line copies, NULL if emulated */
-	unsigned long	boost_ip;	/* the jump-back copy if it may run
-					 * unframed (boosted), else 0 */
+	unsigned long	boost_ip;	/* the boosted copy, or 0 */
 	unsigned long	target;
 	u16		ret_pop;	/* extra bytes released by "ret imm16" */
 	u8		opcode;		/* the original first byte */

@@ -24,6 +24,47 @@
 
 #include <asm/text-patching.h>
 
+/*
+ * Redirected: ftrace resumes wherever regs->ip now points.  A handler that
+ * claimed a redirection but left regs->ip where we put it would send the
+ * CPU into the middle of the nop; resume after the nop instead, which is
+ * all that skipping a nop can mean.
+ */
+static nokprobe_inline void kx_ftrace_redirected(unsigned long ip,
+						 struct pt_regs *regs)
+{
+	if (regs->ip == ip + INT3_INSN_SIZE)
+		regs->ip = ip + MCOUNT_INSN_SIZE;
+}
+
+/* Several probes on the site, or a hit while a probe runs. */
+static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
+				    struct pt_regs *regs)
+{
+	if (kprobe_running()) {
+		kprobe_site_missed(s);
+		return;
+	}
+	/*
+	 * kprobe_site_pre() points current_kprobe at each probe before its
+	 * handler runs.  Nothing here needs it set before that: there is no
+	 * step to protect, and an interrupt that comes first is not nested
+	 * in any handler.
+	 */
+	regs->ip = ip + INT3_INSN_SIZE;
+	if (kprobe_site_pre(s, regs)) {
+		kx_ftrace_redirected(ip, regs);
+	} else {
+		/* The nop has "run": resume after it, then post handlers. */
+		regs->ip = ip + MCOUNT_INSN_SIZE;
+		if (READ_ONCE(s->flags) & KSITE_POST)
+			kprobe_site_post(s, regs);
+	}
+	__this_cpu_write(current_kprobe, NULL);
+}
+
+NOKPROBE_SYMBOL(kx_ftrace_slow);
+
 /**
  * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops
  * @ip: address of the fentry call site (the site's address)
@@ -56,44 +97,26 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	if (unlikely(!s))
 		goto out;
 
-	if (unlikely(kprobe_running())) {
-		kprobe_site_missed(s);
+	/*
+	 * One probe, nothing running.  After its pre_handler only p and regs
+	 * are needed: p->addr is the site's address, that is @ip.
+	 */
+	p = kprobe_site_solo(s);
+	if (unlikely(!p || kprobe_running())) {
+		kx_ftrace_slow(s, ip, regs);
 		goto out;
 	}
-
 	regs->ip = ip + INT3_INSN_SIZE;
-	p = kprobe_site_solo(s);
-	if (likely(p)) {
-		__this_cpu_write(current_kprobe, p);
-		if (p->pre_handler(p, regs))
-			goto redirected;
-		regs->ip = ip + MCOUNT_INSN_SIZE;
+	__this_cpu_write(current_kprobe, p);
+	if (p->pre_handler(p, regs)) {
+		kx_ftrace_redirected((unsigned long)p->addr, regs);
+	} else {
+		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 		if (p->post_handler) {
 			__this_cpu_write(current_kprobe, p);
 			p->post_handler(p, regs, 0);
 		}
-		goto done;
 	}
-
-	__this_cpu_write(current_kprobe, kprobe_site_first(s));
-	if (kprobe_site_pre(s, regs))
-		goto redirected;
-	/* The nop has "run": resume after it, then post handlers. */
-	regs->ip = ip + MCOUNT_INSN_SIZE;
-	if (READ_ONCE(s->flags) & KSITE_POST)
-		kprobe_site_post(s, regs);
-	goto done;
-
-redirected:
-	/*
-	 * Redirected: ftrace resumes wherever regs->ip now points.  A handler
-	 * that claimed a redirection but left regs->ip where we put it would
-	 * send the CPU into the middle of the nop; resume after the nop
-	 * instead, which is all that skipping a nop can mean.
-	 */
-	if (regs->ip == ip + INT3_INSN_SIZE)
-		regs->ip = ip + MCOUNT_INSN_SIZE;
-done:
 	__this_cpu_write(current_kprobe, NULL);
 out:
 	preempt_enable_notrace();
