@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Included by the assembly of the x86 kprobes backend (trampoline.S,
- * opt_entry.S): fill and reload the struct pt_regs that %rsp points at.
+ * opt_entry.S, step_entry.S): fill and reload the struct pt_regs that
+ * %rsp points at.
  */
 #ifndef _X86_KPROBES_ASM_REGS_S
 #define _X86_KPROBES_ASM_REGS_S
 
+#include <linux/linkage.h>
 #include <asm/asm-offsets.h>
 #include <asm/segment.h>
+#include <asm/unwind_hints.h>
 
 /*
  * Store every general register, the flags (%rax is saved first, then
@@ -55,6 +58,30 @@
 	movq	RDX(%rsp), %rdx
 	movq	RSI(%rsp), %rsi
 	movq	RDI(%rsp), %rdi
+.endm
+
+/*
+ * For code reached by a call from a slot (opt_entry.S, step_entry.S):
+ * below our return address, make room for a pt_regs and fill it, sp being
+ * the probed context's (just above the return address).  ip is left to
+ * the caller; %rax is free afterwards.  Nothing may change the flags
+ * before they are saved, hence lea.
+ */
+.macro KX_ENTER_FROM_SLOT
+	leaq	-PTREGS_SIZE(%rsp), %rsp
+	KX_SAVE_REGS
+	leaq	PTREGS_SIZE + 8(%rsp), %rax
+	movq	%rax, RSP(%rsp)
+.endm
+
+/* The way back: flags and general registers from the pt_regs, then RET. */
+.macro KX_RETURN_TO_SLOT_CALLER
+	pushq	EFLAGS(%rsp)
+	popfq
+	KX_LOAD_GPRS
+	leaq	PTREGS_SIZE(%rsp), %rsp
+	UNWIND_HINT_FUNC
+	RET
 .endm
 
 #endif /* _X86_KPROBES_ASM_REGS_S */

@@ -36,12 +36,7 @@
 SYM_CODE_START(kx_opt_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
-	leaq	-PTREGS_SIZE(%rsp), %rsp
-
-	KX_SAVE_REGS
-	/* The probed context's stack pointer: above our return address. */
-	leaq	PTREGS_SIZE + 8(%rsp), %rax
-	movq	%rax, RSP(%rsp)
+	KX_ENTER_FROM_SLOT
 	movq	PTREGS_SIZE(%rsp), %rdi
 	movq	IP_FROM_RET(%rdi), %rax
 	movq	%rax, RIP(%rsp)
@@ -49,12 +44,6 @@ SYM_CODE_START(kx_opt_entry)
 	movq	%rsp, %rsi
 	UNWIND_HINT_REGS
 	call	kx_opt_handler
-
-	pushq	EFLAGS(%rsp)
-	popfq
-	KX_LOAD_GPRS
-	leaq	PTREGS_SIZE(%rsp), %rsp
-	UNWIND_HINT_FUNC
-	RET
+	KX_RETURN_TO_SLOT_CALLER
 SYM_CODE_END(kx_opt_entry)
 	.popsection

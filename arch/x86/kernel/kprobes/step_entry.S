@@ -29,12 +29,7 @@
 SYM_CODE_START(kx_step_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
-	leaq	-PTREGS_SIZE(%rsp), %rsp
-
-	KX_SAVE_REGS
-	/* The probed context's stack pointer: above our return address. */
-	leaq	PTREGS_SIZE + 8(%rsp), %rax
-	movq	%rax, RSP(%rsp)
+	KX_ENTER_FROM_SLOT
 	/* Until kx_step_done() says otherwise: where we were called from. */
 	movq	PTREGS_SIZE(%rsp), %rax
 	movq	%rax, RIP(%rsp)
@@ -44,11 +39,6 @@ SYM_CODE_START(kx_step_entry)
 
 	movq	RIP(%rsp), %rax
 	movq	%rax, PTREGS_SIZE(%rsp)
-	pushq	EFLAGS(%rsp)
-	popfq
-	KX_LOAD_GPRS
-	leaq	PTREGS_SIZE(%rsp), %rsp
-	UNWIND_HINT_FUNC
-	RET
+	KX_RETURN_TO_SLOT_CALLER
 SYM_CODE_END(kx_step_entry)
 	.popsection
