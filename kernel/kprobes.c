@@ -2007,6 +2007,7 @@ static struct kretprobe_chunk *chunk_new(struct kretprobe_pool *pool,
 	for (i = 0; i < nr; i++) {
 		struct kretprobe_instance *ri = chunk_obj(c, i);
 
+		ri->pool = pool;
 		ri->chunk = c;
 		ri->index = i;
 	}
@@ -2128,7 +2129,7 @@ NOKPROBE_SYMBOL(pool_give_slow);
 /* Give @ri back, to this CPU's cache if it is empty.  Preemption off. */
 static nokprobe_inline void pool_give(struct kretprobe_instance *ri)
 {
-	struct kretprobe_pool *pool = ri->chunk->pool;
+	struct kretprobe_pool *pool = ri->pool;
 
 	if (likely(READ_ONCE(pool->rp)) &&
 	    !cmpxchg(this_cpu_ptr(pool->cache), NULL, ri)) {
@@ -2342,7 +2343,7 @@ static struct kretprobe_instance *to_instance(struct llist_node *node)
  */
 static void __noreturn kretprobe_bug(void *fp, struct kretprobe_instance *ri)
 {
-	struct kretprobe *rp = ri ? READ_ONCE(ri->chunk->pool->rp) : NULL;
+	struct kretprobe *rp = ri ? READ_ONCE(ri->pool->rp) : NULL;
 
 	pr_emerg("kretprobe BUG!: Processing kretprobe %p @ %pS (stack slot %p, task %s/%d)\n",
 		 rp, rp ? rp->kp.addr : NULL, fp, current->comm, current->pid);
@@ -2354,7 +2355,7 @@ NOKPROBE_SYMBOL(kretprobe_bug);
 static nokprobe_inline void kretprobe_call(struct kretprobe_instance *ri,
 					   struct pt_regs *regs)
 {
-	struct kretprobe *rp = READ_ONCE(ri->chunk->pool->rp);
+	struct kretprobe *rp = READ_ONCE(ri->pool->rp);
 
 	if (!rp || !rp->handler || kprobe_disabled(&rp->kp))
 		return;
@@ -2415,7 +2416,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 		if (ours) {
 			kretprobe_call(ri, regs);
 		} else {
-			struct kretprobe *rp = READ_ONCE(ri->chunk->pool->rp);
+			struct kretprobe *rp = READ_ONCE(ri->pool->rp);
 
 			if (rp)
 				rp->nmissed++;

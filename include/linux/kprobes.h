@@ -161,6 +161,7 @@ struct kretprobe_instance {
 	kprobe_opcode_t *ret_addr;	/* where the probed call returns to */
 	void *fp;			/* stack slot that held ret_addr */
 	struct llist_node llist;	/* on the task's pending returns */
+	struct kretprobe_pool *pool;	/* ours: its pool */
 	struct kretprobe_chunk *chunk;	/* ours: where it is kept */
 	unsigned int index;		/* ours: its bit in the chunk */
 	char data[] __aligned(sizeof(long));

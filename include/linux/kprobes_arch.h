@@ -117,12 +117,15 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * kretprobe_trampoline_handler() with the same fp; the core finds the
  * task's instances for it and calls arch_kretprobe_restore() to put the
  * real return address back (in fp and in regs->ip, so that stack traces
- * taken by the handlers show it) before it runs them.  Interrupts are off
- * during both arch calls.
+ * taken by the handlers show it) before it runs them.  Both are
+ * hit-path code, inlined from <asm/kprobes_arch.h> (end of this file):
+ *
+ *   void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+ *                              struct pt_regs *regs);
+ *   void arch_kretprobe_restore(struct pt_regs *regs, void *fp,
+ *                               unsigned long ret);
  */
 void arch_kretprobe_trampoline(void);
-void arch_kretprobe_hijack(struct kretprobe_instance *ri, struct pt_regs *regs);
-void arch_kretprobe_restore(struct pt_regs *regs, void *fp, unsigned long ret);
 
 /* Called by the trampoline; returns the real return address. */
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp);
@@ -254,5 +257,8 @@ struct kprobe *kprobe_site_first(struct kprobe_site *s);
  */
 void *kprobe_slot_alloc(void);
 void kprobe_slot_free(void *slot);
+
+/* The backend's inline part: arch_kretprobe_hijack() and friends. */
+#include <asm/kprobes_arch.h>
 
 #endif /* _LINUX_KPROBES_ARCH_H */

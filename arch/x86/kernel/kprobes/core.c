@@ -1213,10 +1213,8 @@ NOKPROBE_SYMBOL(kprobe_fault_handler);
 
 #ifdef CONFIG_KRETPROBES
 /*
- * Return probes.  On x86-64 the return address of a function sits at the
- * stack pointer on its first instruction, which is where both a breakpoint
- * and the ftrace hook present regs->sp.  The trampoline is in
- * trampoline.S.
+ * Return probes.  The trampoline is in trampoline.S; the hijack and the
+ * restore of the return address are inlined from asm/kprobes_arch.h.
  */
 
 /* Functions that return to someone other than their caller, or never. */
@@ -1228,23 +1226,4 @@ const char * const arch_kretprobe_refused[] = {
 	"rewind_stack_and_make_dead",
 	NULL
 };
-
-void arch_kretprobe_hijack(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	unsigned long *slot = (unsigned long *)regs->sp;
-
-	ri->ret_addr = (kprobe_opcode_t *)*slot;
-	ri->fp = slot;
-	*slot = (unsigned long)arch_kretprobe_trampoline;
-}
-
-NOKPROBE_SYMBOL(arch_kretprobe_hijack);
-
-void arch_kretprobe_restore(struct pt_regs *regs, void *fp, unsigned long ret)
-{
-	*(unsigned long *)fp = ret;
-	regs->ip = ret;
-}
-
-NOKPROBE_SYMBOL(arch_kretprobe_restore);
 #endif /* CONFIG_KRETPROBES */

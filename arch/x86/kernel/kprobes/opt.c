@@ -70,6 +70,24 @@
 
 /* ---- Hit path --------------------------------------------------------- */
 
+/*
+ * Several probes on the site, or a hit while a probe runs.
+ * kprobe_site_pre() points current_kprobe at each probe before its
+ * handler; nothing here needs it set earlier (there is no step).
+ */
+static noinline void kx_opt_slow(struct kprobe_site *s, struct pt_regs *regs)
+{
+	if (kprobe_running()) {
+		kprobe_site_missed(s);
+		return;
+	}
+	/* A redirection cannot be honoured here: it is ignored. */
+	kprobe_site_pre(s, regs);
+	__this_cpu_write(current_kprobe, NULL);
+}
+
+NOKPROBE_SYMBOL(kx_opt_slow);
+
 /**
  * kx_opt_handler - run the handlers of an optimized site
  * @s: the site, read from the detour slot by kx_opt_entry
@@ -85,21 +103,15 @@ void kx_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 	struct kprobe *p;
 
 	preempt_disable_notrace();
-	if (unlikely(kprobe_running())) {
-		kprobe_site_missed(s);
-		goto out;
-	}
 	p = kprobe_site_solo(s);
-	if (likely(p)) {
+	if (likely(p && !kprobe_running())) {
 		__this_cpu_write(current_kprobe, p);
 		/* A redirection cannot be honoured here: it is ignored. */
 		p->pre_handler(p, regs);
+		__this_cpu_write(current_kprobe, NULL);
 	} else {
-		__this_cpu_write(current_kprobe, kprobe_site_first(s));
-		kprobe_site_pre(s, regs);
+		kx_opt_slow(s, regs);
 	}
-	__this_cpu_write(current_kprobe, NULL);
-out:
 	preempt_enable_notrace();
 }
 
