@@ -124,49 +124,6 @@ struct kprobe *kprobe_site_first(struct kprobe_site *s)
 NOKPROBE_SYMBOL(kprobe_site_first);
 
 /**
- * kprobe_site_pre() - run the pre_handlers of a site
- * @s: the site that was hit
- * @regs: registers of the probed context
- *
- * Return: true if a pre_handler redirected execution (the probed
- * instruction and the post_handlers must be skipped).
- */
-bool kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs)
-{
-	struct kprobe *p;
-
-	list_for_each_entry_rcu(p, &s->probes, list) {
-		if (kprobe_disabled(p) || !p->pre_handler)
-			continue;
-		__this_cpu_write(current_kprobe, p);
-		if (p->pre_handler(p, regs))
-			return true;
-	}
-	return false;
-}
-
-NOKPROBE_SYMBOL(kprobe_site_pre);
-
-/**
- * kprobe_site_post() - run the post_handlers of a site
- * @s: the site whose instruction just executed
- * @regs: registers after the instruction
- */
-void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs)
-{
-	struct kprobe *p;
-
-	list_for_each_entry_rcu(p, &s->probes, list) {
-		if (kprobe_disabled(p) || !p->post_handler)
-			continue;
-		__this_cpu_write(current_kprobe, p);
-		p->post_handler(p, regs, 0);
-	}
-}
-
-NOKPROBE_SYMBOL(kprobe_site_post);
-
-/**
  * kprobe_site_missed() - account a hit that could not run its handlers
  * @s: the site that was hit while another probe was running
  */

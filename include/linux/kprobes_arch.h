@@ -233,12 +233,38 @@ static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
  * each with current_kprobe pointing at its probe.  Returns true when one of
  * them redirected execution (returned non-zero): the probed instruction and
  * the post handlers must then be skipped.  On return current_kprobe points
- * at a probe of @s (the site stays "running" until the backend resets it).
+ * at the last probe whose pre_handler ran, or is as it was if none ran;
+ * the backend resets it when the hit is over.  Inlined into the backend's
+ * hit paths, like kprobe_site_post().
  */
-bool kprobe_site_pre(struct kprobe_site *s, struct pt_regs *regs);
+static __always_inline bool kprobe_site_pre(struct kprobe_site *s,
+					    struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (kprobe_disabled(p) || !p->pre_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs))
+			return true;
+	}
+	return false;
+}
 
 /* Run the post_handlers of the enabled probes of @s, in registration order. */
-void kprobe_site_post(struct kprobe_site *s, struct pt_regs *regs);
+static __always_inline void kprobe_site_post(struct kprobe_site *s,
+					     struct pt_regs *regs)
+{
+	struct kprobe *p;
+
+	list_for_each_entry_rcu(p, &s->probes, list) {
+		if (kprobe_disabled(p) || !p->post_handler)
+			continue;
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, 0);
+	}
+}
 
 /* A hit on @s while another probe was running: count it as missed. */
 void kprobe_site_missed(struct kprobe_site *s);

@@ -924,6 +924,25 @@ static nokprobe_inline int kx_start_step(struct kx_frame *f, struct pt_regs *reg
 	return 1;
 }
 
+/*
+ * The list walks of the breakpoint paths, kept out of line: they are the
+ * rare case there, and inlined they would cost the common cases their
+ * registers.
+ */
+static noinline bool kx_site_pre(struct kprobe_site *s, struct pt_regs *regs)
+{
+	return kprobe_site_pre(s, regs);
+}
+
+NOKPROBE_SYMBOL(kx_site_pre);
+
+static noinline void kx_site_post(struct kprobe_site *s, struct pt_regs *regs)
+{
+	kprobe_site_post(s, regs);
+}
+
+NOKPROBE_SYMBOL(kx_site_post);
+
 /* The tracked copy has run: finish the hit. */
 static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 					struct pt_regs *regs)
@@ -945,7 +964,7 @@ static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 		struct kprobe *p = kprobe_site_solo(s);
 
 		if (!p) {
-			kprobe_site_post(s, regs);
+			kx_site_post(s, regs);
 		} else if (p->post_handler) {
 			__this_cpu_write(current_kprobe, p);
 			p->post_handler(p, regs, 0);
@@ -1086,7 +1105,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	} else {
 		running = kprobe_site_first(s);
 		__this_cpu_write(current_kprobe, running);
-		if (kprobe_site_pre(s, regs)) {
+		if (kx_site_pre(s, regs)) {
 			kx_pop(c, f);
 			return 1;
 		}
@@ -1117,7 +1136,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		kx_pop(c, f);
 		return kx_emulation_failed(s, regs);
 	}
-	kprobe_site_post(s, regs);
+	kx_site_post(s, regs);
 	kx_pop(c, f);
 	return 1;
 }
