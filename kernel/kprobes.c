@@ -871,6 +871,49 @@ static void sites_release(struct list_head *dead)
 	}
 }
 
+/* Dead sites whose release waits for a grace period off the caller's path. */
+struct kprobe_graveyard {
+	struct rcu_work		rwork;
+	struct list_head	sites;
+};
+
+static void graveyard_fn(struct work_struct *work)
+{
+	struct kprobe_graveyard *g =
+		container_of(to_rcu_work(work), struct kprobe_graveyard, rwork);
+
+	sites_release(&g->sites);
+	kfree(g);
+}
+
+/*
+ * Release the sites on @dead after an RCU grace period, without waiting
+ * for it: the hit paths of other sites may still walk a hash chain through
+ * them, and a CPU may still run a boosted copy in their slots.  Only sites
+ * without a detour come here (see unregister_kprobes()).
+ */
+static void sites_release_later(struct list_head *dead)
+{
+	struct kprobe_graveyard *g;
+
+	if (list_empty(dead))
+		return;
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g) {
+		synchronize_rcu();
+		sites_release(dead);
+		return;
+	}
+	INIT_LIST_HEAD(&g->sites);
+	list_splice_init(dead, &g->sites);
+	INIT_RCU_WORK(&g->rwork, graveyard_fn);
+	queue_rcu_work(system_wq, &g->rwork);
+}
+
+static void kprobe_sync_nop(void *unused)
+{
+}
+
 /* ------------------------------------------------------------------ */
 /* 5. Jump optimization                                                 */
 /* ------------------------------------------------------------------ */
@@ -1602,6 +1645,7 @@ EXPORT_SYMBOL_GPL(register_kprobe);
 void unregister_kprobes(struct kprobe **kps, int num)
 {
 	struct kprobe_site *s, *tmp;
+	bool grace = false;
 	LIST_HEAD(batch);
 	LIST_HEAD(dead);
 	int i;
@@ -1625,6 +1669,10 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			WRITE_ONCE(s->solo, NULL);
 		if (kprobe_is_return(p))
 			kretprobe_detach(p);
+		/* Handlers that may run with interrupts on: see below. */
+		if (kprobe_is_return(p) ||
+		    (s->flags & (KSITE_FTRACE | KSITE_OPT_DETOUR)))
+			grace = true;
 		if (s->flags & KSITE_GONE) {
 			/* unarmed and off the hash already; s->batch is on the gone list */
 			if (list_empty(&s->probes))
@@ -1648,12 +1696,33 @@ void unregister_kprobes(struct kprobe **kps, int num)
 		opt_neighbours((unsigned long)s->addr, false);
 
 	/*
-	 * Breakpoint handlers run with interrupts off and ftrace ones with
-	 * preemption off: both are RCU read-side sections, so one grace
-	 * period after unlinking means no handler of these probes is still
-	 * running, and none can start.
+	 * Wait until no handler of these probes is running: none can start
+	 * now that they are unlinked.
+	 *
+	 * Breakpoint handlers (pre and post) run with interrupts off from the
+	 * trap to the end of the hit, and so does anything an NMI runs.  A CPU
+	 * takes an IPI only with interrupts on, so once every CPU has run one
+	 * that was sent after the unlinking, none is inside such a handler
+	 * any more.  That costs microseconds, where a grace period costs
+	 * milliseconds.
+	 *
+	 * Ftrace and optimized handlers, and return handlers, run with
+	 * interrupts as they were and preemption off: for them it takes an
+	 * RCU grace period.  A site that ever had a detour may have run
+	 * optimized handlers, so it counts as one of those.  The grace period
+	 * is an expedited one: the caller is waiting, typically a tool tearing
+	 * down hundreds of probes one call at a time, and a normal one takes
+	 * several ticks.  (rcupdate.rcu_normal turns it into a normal one on
+	 * systems that cannot take the IPIs.)
+	 *
+	 * Either way the dead sites themselves (hash nodes that other sites'
+	 * lookups may walk through, slots a boosted copy may run in) wait for
+	 * a grace period too, but off the caller's path after the IPIs.
 	 */
-	synchronize_rcu();
+	if (grace)
+		synchronize_rcu_expedited();
+	else
+		on_each_cpu(kprobe_sync_nop, NULL, 1);
 
 	for (i = 0; i < num; i++) {
 		if (kps[i] && kps[i]->addr) {
@@ -1663,7 +1732,10 @@ void unregister_kprobes(struct kprobe **kps, int num)
 				kretprobe_release(kps[i]);
 		}
 	}
-	sites_release(&dead);
+	if (grace)
+		sites_release(&dead);
+	else
+		sites_release_later(&dead);
 	mutex_unlock(&kprobe_mutex);
 }
 EXPORT_SYMBOL_GPL(unregister_kprobes);
