@@ -1304,14 +1304,23 @@ static int check_text(unsigned long addr)
 		return -EINVAL;
 	}
 
-	jump_label_lock();
-	if (jump_label_text_reserved((void *)addr, (void *)addr))
-		ret = -EBUSY;
-	jump_label_unlock();
-	if (!ret && static_call_text_reserved((void *)addr, (void *)addr))
-		ret = -EBUSY;
-	if (!ret && find_bug(addr))
-		ret = -EINVAL;
+	/*
+	 * Is it a jump label, a static call or a BUG the kernel patches or
+	 * looks up by address?  Each check walks a whole table (the jump
+	 * label one decodes every entry), which made up most of the cost of
+	 * registering a probe.  An ftrace call site is none of them, and the
+	 * backend rules out instructions that cannot be any of them.
+	 */
+	if (ftrace_location(addr) != addr && arch_kprobe_text_maybe_patched(addr)) {
+		jump_label_lock();
+		if (jump_label_text_reserved((void *)addr, (void *)addr))
+			ret = -EBUSY;
+		jump_label_unlock();
+		if (!ret && static_call_text_reserved((void *)addr, (void *)addr))
+			ret = -EBUSY;
+		if (!ret && find_bug(addr))
+			ret = -EINVAL;
+	}
 	if (ret) {
 		pr_warn("%pS is patched by the kernel (jump label, static call or BUG)\n",
 			(void *)addr);

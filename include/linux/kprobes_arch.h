@@ -98,6 +98,14 @@ void arch_kprobe_poke_finish(void);
 int arch_populate_kprobe_blacklist(void);
 
 /*
+ * Could the instruction at @addr be one the kernel patches or finds by
+ * address at run time: a jump label, a static call site or trampoline, a
+ * BUG/WARN trap?  False only when that is ruled out (by its first byte,
+ * say); the core then skips the table walks that would tell.
+ */
+bool arch_kprobe_text_maybe_patched(unsigned long addr);
+
+/*
  * Where a probe on @addr (symbol + @offset) really goes, skipping things
  * like an ENDBR landing pad; *on_func_entry tells whether that is still
  * the function's entry.
