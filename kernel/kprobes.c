@@ -39,6 +39,9 @@
 #include <linux/module.h>
 #include <linux/moduleloader.h>
 #include <linux/kallsyms.h>
+#include <linux/module_symbol.h>
+#include <linux/sort.h>
+#include <linux/stringhash.h>
 #include <linux/ftrace.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -646,7 +649,8 @@ static void blacklist_remove_module(struct module *mod)
  * Callers collect the sites whose armed state must change on a list
  * (linked through site->batch) and apply it in one go: one ftrace filter
  * update for the ftrace sites, and for breakpoint sites one text_mutex
- * section with one cross-CPU synchronisation at its end.
+ * section with one cross-CPU synchronisation (for arming, shared between
+ * batches: see arm_sync_work).
  */
 
 /* Jump optimization (section 5) follows every change of armed state. */
@@ -747,6 +751,27 @@ static int ftrace_sites_set(unsigned long *ips, unsigned int n, bool arm)
 #endif
 
 /*
+ * Arming waits for no other CPU.  The breakpoint goes in with one atomic
+ * byte write, so a CPU sees either the old instruction or the trap, never
+ * a mix, and a CPU that fetches the instruction after the write traps.
+ * Only a CPU that had already fetched the old instruction may run it once
+ * more, which is a hit the probe did not see happen before it was there.
+ * The serialising IPI that guarantees every CPU has moved on is shared:
+ * arm_sync_work sends one for all the arming done within a tick, and any
+ * disarming or jump batch in between sends one anyway.  So a tool that
+ * registers a thousand probes one call at a time pays for a few IPI
+ * rounds, not a thousand.
+ */
+static void arm_sync_fn(struct work_struct *work)
+{
+	mutex_lock(&text_mutex);
+	arch_kprobe_poke_finish();
+	mutex_unlock(&text_mutex);
+}
+
+static DECLARE_DELAYED_WORK(arm_sync_work, arm_sync_fn);
+
+/*
  * Bring every site on @batch to the armed state @arm.  Breakpoint sites
  * cannot fail.  Ftrace sites go in one filter update, which can (another
  * IPMODIFY user on the function, no memory): they are then left as they
@@ -777,7 +802,10 @@ static int sites_set_armed(struct list_head *batch, bool arm)
 			arch_kprobe_poke(s, arm);
 			s->flags ^= KSITE_ARMED;
 		}
-		arch_kprobe_poke_finish();
+		if (arm)
+			schedule_delayed_work(&arm_sync_work, 1);
+		else
+			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
 	}
 
@@ -928,15 +956,22 @@ static void kprobe_sync_nop(void *unused)
  * the jump of the site around it out before it is even prepared.
  *
  * The optimizer is a delayed work item, so that a burst of registrations
- * shares one pass.  A pass takes the whole queue:
+ * shares one pass: every site queued pushes the pass back by
+ * OPTIMIZER_DELAY, up to OPTIMIZER_MAX_DELAY after the first one.  While
+ * a tool attaches a thousand probes one call at a time the optimizer does
+ * not compete with it for kprobe_mutex and the CPU; it takes them all
+ * when the tool is done.  A pass takes the whole queue:
  *
- *  1. under kprobe_mutex, the backend checks each site's region and builds
- *     its detour; from then on breakpoint hits run the detour's copy of
- *     the region (KSITE_OPT_READY), so no CPU enters the region's middle;
- *  2. without the mutex, one RCU-tasks grace period: every task that was
- *     inside a region before (interrupted, or preempted) has left it;
- *  3. under kprobe_mutex again, the jumps of the sites still waiting are
- *     written in one text_poke_bp() batch.
+ *  1. under kprobe_mutex (dropped every OPTIMIZER_CHUNK sites, so that
+ *     registrations are not held up for long), the backend checks each
+ *     site's region and builds its detour, and the site moves to
+ *     opt_ready; from then on breakpoint hits run the detour's copy of the
+ *     region (KSITE_OPT_READY), so no CPU enters the region's middle;
+ *  2. without the mutex, one RCU-tasks grace period for all of them: every
+ *     task that was inside a region before (interrupted, or preempted) has
+ *     left it;
+ *  3. under kprobe_mutex again, the jumps of the sites still on opt_ready
+ *     are written in one text_poke_bp() batch.
  *
  * A site that stops qualifying meanwhile simply leaves the queue.  Taking
  * a jump out is done at once, by whoever changes the site, in batches of
@@ -947,11 +982,23 @@ static void kprobe_sync_nop(void *unused)
 /* /proc/sys/debug/kprobes-optimization */
 static int kprobes_optimize = 1;
 
-/* Sites with KSITE_OPT_QUEUED, linked through site->opt. */
+/*
+ * Sites with KSITE_OPT_QUEUED, linked through site->opt: waiting for
+ * step 1 (opt_queue), or with their detour built and KSITE_OPT_WAIT set,
+ * waiting for step 3 (opt_ready).
+ */
 static LIST_HEAD(opt_queue);
+static LIST_HEAD(opt_ready);
 
-/* Jiffies between the first queued site and the pass. */
-#define OPTIMIZER_DELAY	5
+/* Quiet jiffies before a pass; the longest a queued site waits for one. */
+#define OPTIMIZER_DELAY		5
+#define OPTIMIZER_MAX_DELAY	(HZ / 2)
+/* Sites prepared per hold of kprobe_mutex in step 1. */
+#define OPTIMIZER_CHUNK		32
+
+/* When the first site of the coming pass was queued; kprobe_mutex. */
+static unsigned long opt_burst_start;
+static bool opt_burst;
 
 static void optimizer_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(optimizer_work, optimizer_fn);
@@ -1028,6 +1075,24 @@ static void opt_unoptimize(struct list_head *unopt)
 	}
 }
 
+/* Push the pass back OPTIMIZER_DELAY, within OPTIMIZER_MAX_DELAY. */
+static void opt_kick(void)
+{
+	unsigned long now = jiffies, last;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!opt_burst) {
+		opt_burst = true;
+		opt_burst_start = now;
+	}
+	last = opt_burst_start + OPTIMIZER_MAX_DELAY;
+	if (time_after_eq(now, last))
+		mod_delayed_work(system_wq, &optimizer_work, 0);
+	else
+		mod_delayed_work(system_wq, &optimizer_work,
+				 min(OPTIMIZER_DELAY, last - now));
+}
+
 /* Queue @s if it qualifies and is not queued or optimized already. */
 static void opt_consider(struct kprobe_site *s)
 {
@@ -1037,7 +1102,7 @@ static void opt_consider(struct kprobe_site *s)
 		return;
 	s->flags |= KSITE_OPT_QUEUED;
 	list_add_tail(&s->opt, &opt_queue);
-	schedule_delayed_work(&optimizer_work, OPTIMIZER_DELAY);
+	opt_kick();
 }
 
 /*
@@ -1079,24 +1144,26 @@ static void optimizer_fn(struct work_struct *work)
 
 	/* 1. Check the regions and build the detours. */
 	mutex_lock(&kprobe_mutex);
-	list_for_each_entry_safe(s, tmp, &opt_queue, opt) {
-		if (s->flags & KSITE_OPT_WAIT) {
-			n++;
-			continue;
-		}
-		if (arch_optprobe_prepare(s)) {
+	opt_burst = false;
+	while (!list_empty(&opt_queue)) {
+		s = list_first_entry(&opt_queue, struct kprobe_site, opt);
+		if (arch_optprobe_prepare(s))
 			s->flags |= KSITE_OPT_NEVER;
-			opt_dequeue(s);
-			continue;
-		}
-		s->flags |= KSITE_OPT_DETOUR;
+		else
+			s->flags |= KSITE_OPT_DETOUR;
 		if (!opt_eligible(s)) {
 			opt_dequeue(s);
-			continue;
+		} else {
+			s->flags |= KSITE_OPT_WAIT | KSITE_OPT_READY;
+			list_move_tail(&s->opt, &opt_ready);
 		}
-		s->flags |= KSITE_OPT_WAIT | KSITE_OPT_READY;
-		n++;
+		if (++n % OPTIMIZER_CHUNK == 0) {
+			mutex_unlock(&kprobe_mutex);
+			cond_resched();
+			mutex_lock(&kprobe_mutex);
+		}
 	}
+	n = !list_empty(&opt_ready);
 	mutex_unlock(&kprobe_mutex);
 	if (!n)
 		return;
@@ -1108,13 +1175,11 @@ static void optimizer_fn(struct work_struct *work)
 	mutex_lock(&kprobe_mutex);
 	mutex_lock(&text_mutex);
 	n = 0;
-	list_for_each_entry_safe(s, tmp, &opt_queue, opt) {
-		if (!(s->flags & KSITE_OPT_WAIT))
-			continue;
+	list_for_each_entry_safe(s, tmp, &opt_ready, opt) {
 		arch_optprobe_poke(s);
 		list_del_init(&s->opt);
 		s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_WAIT);
-		s->flags |= KSITE_OPTIMIZED;
+		s->flags |= KSITE_OPTIMIZED | KSITE_OPT_JUMPED;
 		opt_mark(s);
 		n++;
 	}
@@ -1122,7 +1187,7 @@ static void optimizer_fn(struct work_struct *work)
 		arch_optprobe_poke_finish();
 	mutex_unlock(&text_mutex);
 	if (!list_empty(&opt_queue))
-		schedule_delayed_work(&optimizer_work, OPTIMIZER_DELAY);
+		opt_kick();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -1136,7 +1201,7 @@ static void optimizer_fn(struct work_struct *work)
 void wait_for_kprobe_optimizer(void)
 {
 	mutex_lock(&kprobe_mutex);
-	while (!list_empty(&opt_queue)) {
+	while (!list_empty(&opt_queue) || !list_empty(&opt_ready)) {
 		mutex_unlock(&kprobe_mutex);
 		flush_delayed_work(&optimizer_work);
 		mutex_lock(&kprobe_mutex);
@@ -1226,13 +1291,358 @@ kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
 }
 
 /*
+ * Function bounds.  Registration needs the function around an address
+ * (instruction boundaries, the entry check) and the optimizer needs it
+ * again, with GCC's "<name>.cold" part.  For vmlinux kallsyms answers
+ * with a binary search, but for module text it walks every symbol of the
+ * module, and a "<name>.cold" lookup compares every name of every module:
+ * attaching to every function of a big module would cost time quadratic
+ * in the number of probes.  So the first such question about a module
+ * builds an index of its text symbols, sorted by address, with each
+ * function linked to its cold part; lookups then take a binary search.
+ * The index lives until the module goes.  Init text is rare enough to be
+ * left to kallsyms.
+ */
+#ifdef CONFIG_MODULES
+#define KPROBE_COLD_NONE	(-1)
+#define KPROBE_COLD_MANY	(-2)	/* two candidates: ask no further */
+
+struct kprobe_modsym {
+	u32	off;	/* from the start of the module's text */
+	u32	hash;	/* of the name without ".cold" (while building) */
+	s32	cold;	/* index of the cold part, or KPROBE_COLD_* */
+	bool	is_cold;
+};
+
+struct kprobe_modsyms {
+	struct list_head	list;
+	struct module		*mod;
+	unsigned long		base;
+	unsigned long		size;
+	unsigned int		n;
+	struct kprobe_modsym	sym[];
+};
+
+/* Indexes, and the mutex that guards them (taken inside kprobe_mutex). */
+static LIST_HEAD(kprobe_modsyms_list);
+static DEFINE_MUTEX(kprobe_sym_mutex);
+
+struct modsyms_fill {
+	struct kprobe_modsyms	*ms;
+	unsigned int		max;
+};
+
+static int modsyms_fill_one(void *data, const char *name, unsigned long addr)
+{
+	struct modsyms_fill *f = data;
+	struct kprobe_modsyms *ms = f->ms;
+	struct kprobe_modsym *e;
+	size_t len = strlen(name);
+	bool cold = len > 5 && !strcmp(name + len - 5, ".cold");
+
+	if (addr < ms->base || addr >= ms->base + ms->size || !len ||
+	    is_mapping_symbol(name))
+		return 0;
+	if (ms->n == f->max)
+		return -E2BIG;	/* the module changed under us: give up */
+	e = &ms->sym[ms->n++];
+	e->off = addr - ms->base;
+	e->is_cold = cold;
+	e->cold = KPROBE_COLD_NONE;
+	e->hash = full_name_hash(NULL, name, cold ? len - 5 : len);
+	return 0;
+}
+
+static int modsyms_count_one(void *data, const char *name, unsigned long addr)
+{
+	struct modsyms_fill *f = data;
+
+	if (addr >= f->ms->base && addr < f->ms->base + f->ms->size)
+		f->max++;
+	return 0;
+}
+
+static int modsym_cmp_off(const void *a, const void *b)
+{
+	const struct kprobe_modsym *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Order by name hash, functions before cold parts (an index array). */
+static int modsym_cmp_hash(const void *a, const void *b, const void *priv)
+{
+	const struct kprobe_modsym *sym = priv;
+	const struct kprobe_modsym *x = &sym[*(const u32 *)a];
+	const struct kprobe_modsym *y = &sym[*(const u32 *)b];
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->is_cold - y->is_cold;
+}
+
+/*
+ * Point every function at the cold part with the same name.  Names are
+ * compared by hash: a collision links a function to a cold part that is
+ * not its own, which only makes the optimizer scan more text.
+ */
+static int modsyms_link_cold(struct kprobe_modsyms *ms)
+{
+	unsigned int i, j, k;
+	u32 *idx;
+
+	idx = kvmalloc_array(ms->n, sizeof(*idx), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < ms->n; i++)
+		idx[i] = i;
+	sort_r(idx, ms->n, sizeof(*idx), modsym_cmp_hash, NULL, ms->sym);
+	for (i = 0; i < ms->n; i = j) {
+		unsigned int first_cold = i;
+
+		for (j = i; j < ms->n &&
+		     ms->sym[idx[j]].hash == ms->sym[idx[i]].hash; j++) {
+			if (!ms->sym[idx[j]].is_cold)
+				first_cold = j + 1;
+		}
+		if (first_cold == j)
+			continue;
+		for (k = i; k < first_cold; k++)
+			ms->sym[idx[k]].cold = j - first_cold > 1 ?
+				KPROBE_COLD_MANY : (s32)idx[first_cold];
+	}
+	kvfree(idx);
+	return 0;
+}
+
+static struct kprobe_modsyms *modsyms_build(struct module *mod)
+{
+	struct modsyms_fill f = {};
+	struct kprobe_modsyms tmp = {
+		.base = (unsigned long)mod->mem[MOD_TEXT].base,
+		.size = mod->mem[MOD_TEXT].size,
+	};
+	struct kprobe_modsyms *ms;
+	unsigned int i;
+
+	f.ms = &tmp;
+	module_kallsyms_on_each_symbol(mod->name, modsyms_count_one, &f);
+	if (!f.max)
+		return NULL;
+	ms = kvmalloc(struct_size(ms, sym, f.max), GFP_KERNEL);
+	if (!ms)
+		return NULL;
+	*ms = tmp;
+	f.ms = ms;
+	if (module_kallsyms_on_each_symbol(mod->name, modsyms_fill_one, &f) ||
+	    !ms->n)
+		goto fail;
+	sort(ms->sym, ms->n, sizeof(ms->sym[0]), modsym_cmp_off, NULL);
+	/* The links are indexes into the sorted array. */
+	if (modsyms_link_cold(ms))
+		goto fail;
+	for (i = 0; i < ms->n; i++)
+		ms->sym[i].hash = 0;
+	ms->mod = mod;
+	return ms;
+fail:
+	kvfree(ms);
+	return NULL;
+}
+
+/* The index of @mod, built if need be; kprobe_sym_mutex held. */
+static struct kprobe_modsyms *modsyms_get(struct module *mod)
+{
+	struct kprobe_modsyms *ms;
+
+	list_for_each_entry(ms, &kprobe_modsyms_list, list) {
+		if (ms->mod == mod)
+			return ms;
+	}
+	ms = modsyms_build(mod);
+	if (ms)
+		list_add(&ms->list, &kprobe_modsyms_list);
+	return ms;
+}
+
+/* @mod is going: drop its index. */
+static void modsyms_forget(struct module *mod)
+{
+	struct kprobe_modsyms *ms;
+
+	mutex_lock(&kprobe_sym_mutex);
+	list_for_each_entry(ms, &kprobe_modsyms_list, list) {
+		if (ms->mod == mod) {
+			list_del(&ms->list);
+			kvfree(ms);
+			break;
+		}
+	}
+	mutex_unlock(&kprobe_sym_mutex);
+}
+
+/* The last symbol at or before @off; @ms has at least one. */
+static unsigned int modsyms_find(struct kprobe_modsyms *ms, u32 off)
+{
+	unsigned int lo = 0, hi = ms->n;
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (ms->sym[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where symbol @i of @ms (sorted) ends: at the next address or the text's end. */
+static unsigned long modsyms_end(struct kprobe_modsyms *ms, unsigned int i)
+{
+	u32 off = ms->sym[i].off;
+
+	while (++i < ms->n) {
+		if (ms->sym[i].off > off)
+			return ms->base + ms->sym[i].off;
+	}
+	return ms->base + ms->size;
+}
+
+/* Module core text: 0, -ENOENT, or -EAGAIN to ask kallsyms instead. */
+static int modsyms_lookup(struct module *mod, unsigned long addr,
+			  struct kprobe_func *f)
+{
+	struct kprobe_modsyms *ms;
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&kprobe_sym_mutex);
+	ms = modsyms_get(mod);
+	if (!ms) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	i = modsyms_find(ms, addr - ms->base);
+	if (ms->sym[i].off > addr - ms->base) {
+		ret = -ENOENT;
+		goto out;
+	}
+	f->start = ms->base + ms->sym[i].off;
+	f->size = modsyms_end(ms, i) - f->start;
+	f->cold = 0;
+	f->cold_size = 0;
+	if (ms->sym[i].cold == KPROBE_COLD_MANY) {
+		f->cold_size = KPROBE_FUNC_COLD_UNKNOWN;
+	} else if (ms->sym[i].cold >= 0) {
+		f->cold = ms->base + ms->sym[ms->sym[i].cold].off;
+		f->cold_size = modsyms_end(ms, ms->sym[i].cold) - f->cold;
+	}
+out:
+	mutex_unlock(&kprobe_sym_mutex);
+	return ret;
+}
+
+#else
+static int modsyms_lookup(struct module *mod, unsigned long addr,
+			  struct kprobe_func *f)
+{
+	return -EAGAIN;
+}
+#endif /* CONFIG_MODULES */
+
+struct cold_match {
+	unsigned long	addr;
+	unsigned int	n;
+};
+
+static int cold_match_one(void *data, unsigned long addr)
+{
+	struct cold_match *m = data;
+
+	m->addr = addr;
+	m->n++;
+	return 0;
+}
+
+/* kallsyms, for vmlinux and module init text. */
+static int func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
+			    bool want_cold)
+{
+	char name[KSYM_NAME_LEN], cold[KSYM_NAME_LEN + MODULE_NAME_LEN + 8];
+	unsigned long size, off, csize, coff;
+	struct cold_match m = {};
+	char *modname = NULL;
+
+	if (!kallsyms_lookup(addr, &size, &off, &modname, name))
+		return -ENOENT;
+	f->start = addr - off;
+	f->size = size;
+	f->cold = 0;
+	f->cold_size = 0;
+	if (!want_cold)
+		return 0;
+	if (modname) {
+		snprintf(cold, sizeof(cold), "%s:%s.cold", modname, name);
+		m.addr = kallsyms_lookup_name(cold);
+		m.n = !!m.addr;
+	} else {
+		/* vmlinux only, and every symbol of that name. */
+		snprintf(cold, sizeof(cold), "%s.cold", name);
+		kallsyms_on_each_match_symbol(cold_match_one, cold, &m);
+	}
+	if (m.n > 1) {
+		f->cold_size = KPROBE_FUNC_COLD_UNKNOWN;
+	} else if (m.n && kallsyms_lookup_size_offset(m.addr, &csize, &coff) &&
+		   !coff) {
+		f->cold = m.addr;
+		f->cold_size = csize;
+	}
+	return 0;
+}
+
+/**
+ * kprobe_func_find() - the function around a text address
+ * @addr: kernel or module text
+ * @f: filled in: the function's start and size, and with @want_cold its
+ *     "<name>.cold" part (cold_size KPROBE_FUNC_COLD_UNKNOWN when more
+ *     than one symbol could be it)
+ * @want_cold: look for the cold part too
+ *
+ * What kallsyms_lookup_size_offset() answers, at the cost of a binary
+ * search for module text too.  Registration-time code only: may sleep.
+ *
+ * Return: 0, or -ENOENT when no symbol covers @addr.
+ */
+int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold)
+{
+	struct module *mod;
+	bool core = false;
+	int ret;
+
+	preempt_disable();
+	mod = __module_text_address(addr);
+	if (mod && !within_module_init(addr, mod))
+		core = try_module_get(mod);
+	preempt_enable();
+	if (core) {
+		ret = modsyms_lookup(mod, addr, f);
+		module_put(mod);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	return func_by_kallsyms(addr, f, want_cold);
+}
+
+/*
  * Resolve what @p names into an instruction address.  Does not look at
  * whether that address may be probed.
  */
 static kprobe_opcode_t *resolve_addr(kprobe_opcode_t *addr, const char *sym,
 				     unsigned long offset, bool *on_entry)
 {
-	unsigned long target, sym_off;
+	struct kprobe_func f;
+	unsigned long target;
 
 	if (!!addr == !!sym)
 		return ERR_PTR(-EINVAL);
@@ -1242,9 +1652,9 @@ static kprobe_opcode_t *resolve_addr(kprobe_opcode_t *addr, const char *sym,
 			return ERR_PTR(-ENOENT);
 	}
 	target = (unsigned long)addr + offset;
-	if (!kallsyms_lookup_size_offset(target, NULL, &sym_off))
+	if (kprobe_func_find(target, &f, false))
 		return ERR_PTR(-EINVAL);
-	return arch_adjust_kprobe_addr(target, sym_off, on_entry);
+	return arch_adjust_kprobe_addr(target, target - f.start, on_entry);
 }
 
 /**
@@ -1268,14 +1678,27 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
 }
 
 /*
+ * The start of the ftrace call site that @addr is in, or 0.  Unlike
+ * ftrace_location(), no kallsyms lookup for an address in none (most).
+ */
+static unsigned long ftrace_site_of(unsigned long addr)
+{
+#ifdef CONFIG_DYNAMIC_FTRACE
+	return ftrace_location_range(addr, addr);
+#else
+	return 0;
+#endif
+}
+
+/*
  * May @addr carry a probe?  Called under kprobe_mutex, so a module seen
  * alive here cannot finish unloading before our module notifier has seen
  * the sites we create.
  */
 static int check_text(unsigned long addr)
 {
+	struct kprobe_func f;
 	struct module *mod;
-	unsigned long size, offset;
 	int ret = 0;
 
 	preempt_disable();
@@ -1311,7 +1734,7 @@ static int check_text(unsigned long addr)
 	 * registering a probe.  An ftrace call site is none of them, and the
 	 * backend rules out instructions that cannot be any of them.
 	 */
-	if (ftrace_location(addr) != addr && arch_kprobe_text_maybe_patched(addr)) {
+	if (ftrace_site_of(addr) != addr && arch_kprobe_text_maybe_patched(addr)) {
 		jump_label_lock();
 		if (jump_label_text_reserved((void *)addr, (void *)addr))
 			ret = -EBUSY;
@@ -1327,9 +1750,9 @@ static int check_text(unsigned long addr)
 		return ret;
 	}
 
-	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+	if (kprobe_func_find(addr, &f, false))
 		return -EINVAL;
-	if (!arch_kprobe_on_insn_boundary(addr, offset)) {
+	if (!arch_kprobe_on_insn_boundary(addr, addr - f.start)) {
 		pr_warn_ratelimited("%pS is not on an instruction boundary\n",
 				    (void *)addr);
 		return -EILSEQ;
@@ -1440,11 +1863,8 @@ static struct kprobe_site *site_create(kprobe_opcode_t *addr, bool ftrace,
 
 static bool is_ftrace_site(unsigned long addr)
 {
-#ifdef CONFIG_KPROBES_ON_FTRACE
-	return ftrace_location(addr) == addr;
-#else
-	return false;
-#endif
+	return IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
+	       ftrace_site_of(addr) == addr;
 }
 
 /* Validate @p and attach it to a pending entry in @ps[0..*n). */
@@ -1471,7 +1891,7 @@ static int prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 		return ret;
 
 	ftrace = is_ftrace_site((unsigned long)addr);
-	if (!ftrace && ftrace_location((unsigned long)addr)) {
+	if (!ftrace && ftrace_site_of((unsigned long)addr)) {
 		/* Inside ftrace's patch site but not at its start. */
 		return -EILSEQ;
 	}
@@ -1680,7 +2100,7 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			kretprobe_detach(p);
 		/* Handlers that may run with interrupts on: see below. */
 		if (kprobe_is_return(p) ||
-		    (s->flags & (KSITE_FTRACE | KSITE_OPT_DETOUR)))
+		    (s->flags & (KSITE_FTRACE | KSITE_OPT_JUMPED)))
 			grace = true;
 		if (s->flags & KSITE_GONE) {
 			/* unarmed and off the hash already; s->batch is on the gone list */
@@ -1717,8 +2137,9 @@ void unregister_kprobes(struct kprobe **kps, int num)
 	 *
 	 * Ftrace and optimized handlers, and return handlers, run with
 	 * interrupts as they were and preemption off: for them it takes an
-	 * RCU grace period.  A site that ever had a detour may have run
-	 * optimized handlers, so it counts as one of those.  The grace period
+	 * RCU grace period.  A site whose jump was ever written may have run
+	 * optimized handlers, so it counts as one of those (a site the
+	 * optimizer only prepared has run none).  The grace period
 	 * is an expedited one: the caller is waiting, typically a tool tearing
 	 * down hundreds of probes one call at a time, and a normal one takes
 	 * several ticks.  (rcupdate.rcu_normal turns it into a normal one on
@@ -1845,20 +2266,14 @@ static void all_sites_update(void)
 /*
  * The text under @s is being freed: forget the breakpoint without touching
  * the text, take the site out of the hash (the address may be reused by
- * new text) and mark its probes gone.  An ftrace site is unhooked so that
- * ftrace does not keep a filter entry for a dead address.
+ * new text) and mark its probes gone.  Ftrace sites were unhooked before
+ * (kill_sites_in()), so that ftrace keeps no filter entry for a dead
+ * address.
  */
 static void site_kill(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
-	if ((s->flags & KSITE_FTRACE) && (s->flags & KSITE_ARMED)) {
-		LIST_HEAD(one);
-
-		list_add(&s->batch, &one);
-		sites_set_armed(&one, false);
-		list_del_init(&s->batch);
-	}
 	opt_forget(s);
 	s->flags &= ~KSITE_ARMED;
 	s->flags |= KSITE_GONE;
@@ -1873,9 +2288,22 @@ static void kill_sites_in(bool (*doomed)(unsigned long addr, void *data),
 {
 	struct kprobe_site *s;
 	struct hlist_node *tmp;
+	LIST_HEAD(ftrace);
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
+	/* Ftrace sites leave its filter first, all in one update. */
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
+			if ((s->flags & KSITE_FTRACE) && (s->flags & KSITE_ARMED) &&
+			    doomed((unsigned long)s->addr, data))
+				list_add_tail(&s->batch, &ftrace);
+		}
+	}
+	sites_set_armed(&ftrace, false);
+	while (!list_empty(&ftrace))
+		list_del_init(ftrace.next);
+
 	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
 		hlist_for_each_entry_safe(s, tmp, &kprobe_site_hash[i], node) {
 			if (doomed((unsigned long)s->addr, data))
@@ -1927,6 +2355,7 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	case MODULE_STATE_GOING:
 		kill_sites_in(in_module, mod);
 		blacklist_remove_module(mod);
+		modsyms_forget(mod);
 		break;
 	}
 	mutex_unlock(&kprobe_mutex);
@@ -2604,14 +3033,13 @@ NOKPROBE_SYMBOL(kprobe_flush_task);
 
 static bool kretprobe_refused(kprobe_opcode_t *addr)
 {
-	unsigned long size, off, func;
+	struct kprobe_func f;
 	int i;
 
-	if (!kallsyms_lookup_size_offset((unsigned long)addr, &size, &off))
+	if (kprobe_func_find((unsigned long)addr, &f, false))
 		return false;
-	func = (unsigned long)addr - off;
 	for (i = 0; arch_kretprobe_refused[i]; i++) {
-		if (kallsyms_lookup_name(arch_kretprobe_refused[i]) == func)
+		if (kallsyms_lookup_name(arch_kretprobe_refused[i]) == f.start)
 			return true;
 	}
 	return false;

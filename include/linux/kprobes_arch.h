@@ -17,7 +17,7 @@
  *
  *   arch_kprobe_site_prepare()        registration, kprobe_mutex held
  *   arch_kprobe_poke(s, true) ...     arming, text_mutex held, many sites
- *   arch_kprobe_poke_finish()         once per batch
+ *   arch_kprobe_poke_finish()         once per batch, or per tick
  *   ...hits: kprobe_site_lookup(), kprobe_site_pre(), kprobe_site_post()...
  *   arch_kprobe_poke(s, false) ...    disarming, same batching
  *   arch_kprobe_poke_finish()
@@ -48,6 +48,7 @@
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
 #define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
 #define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed after RCU tasks */
+#define KSITE_OPT_JUMPED BIT(11)	/* its jump was written: see unregister */
 /* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
 #define KSITE_ARCH_SLOW	BIT(10)
 
@@ -89,7 +90,10 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset);
 /*
  * Write (arm) or restore (!arm) the breakpoint of a breakpoint site.  The
  * caller holds text_mutex and batches: the writes need not be visible to
- * other CPUs until arch_kprobe_poke_finish() returns.
+ * other CPUs until arch_kprobe_poke_finish() returns.  The core calls that
+ * at once after disarming, but up to a tick later after arming (sharing
+ * it between callers), so an armed breakpoint must be safe to hit as soon
+ * as it is written.
  */
 void arch_kprobe_poke(struct kprobe_site *s, bool arm);
 void arch_kprobe_poke_finish(void);
@@ -189,6 +193,29 @@ void arch_optprobe_unpoke(struct list_head *sites);
 void *kprobe_optinsn_slot_alloc(void);
 void kprobe_optinsn_slot_free(void *slot);
 #endif
+
+/* ---- Provided by the core, for registration-time work ------------- */
+
+/*
+ * The function around a text address: what kallsyms_lookup_size_offset()
+ * tells, plus the function's "<name>.cold" part, which GCC moves away and
+ * which may jump back into the function.  cold/cold_size are 0 when there
+ * is none, and cold_size is KPROBE_FUNC_COLD_UNKNOWN when kallsyms cannot
+ * tell which of several symbols it is.
+ */
+struct kprobe_func {
+	unsigned long	start;
+	unsigned long	size;
+	unsigned long	cold;
+	unsigned long	cold_size;
+};
+#define KPROBE_FUNC_COLD_UNKNOWN	ULONG_MAX
+
+/*
+ * Fill @f for @addr (with @want_cold, its cold part too).  A binary search
+ * for vmlinux and module text alike; may sleep.  0 or -ENOENT.
+ */
+int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold);
 
 /* ---- Provided by the core, for the backend's hit path -------------- */
 

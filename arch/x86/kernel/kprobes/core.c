@@ -751,23 +751,16 @@ int arch_populate_kprobe_blacklist(void)
 	return ret;
 }
 
-/**
- * arch_kprobe_text_maybe_patched - could @addr be a site the kernel patches?
- * @addr: the start of an instruction
- *
- * Jump labels are 2- or 5-byte jmps or nops; static call sites and
- * trampolines are call, jmp, ret, a 5-byte nop or a prefixed xor; BUG and
- * WARN are ud2 or ud1.  An instruction starting with any other byte is
- * none of them.  A patch in flight shows int3.
- *
- * Return: false if the first byte rules all of them out.
+/*
+ * Could an instruction starting with @op be a site the kernel patches or
+ * finds by address at run time?  Jump labels are 2- or 5-byte jmps or
+ * nops; static call sites and trampolines are call, jmp, ret, a 5-byte
+ * nop or a prefixed xor; BUG and WARN are ud2 or ud1.  An instruction
+ * starting with any other byte is none of them.  A patch in flight shows
+ * int3.
  */
-bool arch_kprobe_text_maybe_patched(unsigned long addr)
+bool kx_op_maybe_patched(u8 op)
 {
-	u8 op;
-
-	if (copy_from_kernel_nofault(&op, (void *)addr, 1))
-		return true;
 	switch (op) {
 	case JMP8_INSN_OPCODE:
 	case JMP32_INSN_OPCODE:
@@ -782,6 +775,21 @@ bool arch_kprobe_text_maybe_patched(unsigned long addr)
 		return true;
 	}
 	return false;
+}
+
+/**
+ * arch_kprobe_text_maybe_patched - could @addr be a site the kernel patches?
+ * @addr: the start of an instruction
+ *
+ * Return: false if the instruction's first byte rules out a jump label, a
+ * static call and a BUG (see kx_op_maybe_patched()).
+ */
+bool arch_kprobe_text_maybe_patched(unsigned long addr)
+{
+	u8 op;
+
+	return copy_from_kernel_nofault(&op, (void *)addr, 1) ||
+	       kx_op_maybe_patched(op);
 }
 
 /* ---- Arming -------------------------------------------------------------- */

@@ -137,7 +137,7 @@ static bool kx_is_thunk(unsigned long dest)
 	char name[KSYM_NAME_LEN];
 
 	return IS_ENABLED(CONFIG_MITIGATION_RETPOLINE) &&
-	       !lookup_symbol_name(dest, name) &&
+	       core_kernel_text(dest) && !lookup_symbol_name(dest, name) &&
 	       str_has_prefix(name, "__x86_indirect_");
 }
 
@@ -218,33 +218,34 @@ static int kx_scan(unsigned long start, unsigned long end, unsigned long lo,
  * elsewhere in the text, and they jump back into the middle of it.  Scan
  * that part too, when the function has one.
  */
-static int kx_scan_cold(unsigned long addr, unsigned long lo, unsigned long hi)
+static int kx_scan_cold(struct kprobe_func *f, unsigned long lo,
+			unsigned long hi)
 {
-	char name[KSYM_NAME_LEN], cold[KSYM_NAME_LEN + MODULE_NAME_LEN + 8];
-	unsigned long size, off, start;
-	char *modname = NULL;
-
-	if (!kallsyms_lookup(addr, NULL, NULL, &modname, name))
+	if (f->cold_size == KPROBE_FUNC_COLD_UNKNOWN)
+		return -EBUSY;
+	if (!f->cold)
 		return 0;
-	if (modname)
-		snprintf(cold, sizeof(cold), "%s:%s.cold", modname, name);
-	else
-		snprintf(cold, sizeof(cold), "%s.cold", name);
-	start = kallsyms_lookup_name(cold);
-	if (!start || !kallsyms_lookup_size_offset(start, &size, &off) || off)
-		return 0;
-	return kx_scan(start, start + size, lo, hi);
+	return kx_scan(f->cold, f->cold + f->cold_size, lo, hi);
 }
 
-/* Is anything that the kernel rewrites by itself in [@lo, @hi)? */
-static bool kx_region_reserved(unsigned long lo, unsigned long hi)
+/*
+ * Is anything that the kernel rewrites by itself in [@lo, @hi)?  The
+ * jump label and static call tables are walked whole (the first decodes
+ * every entry), so only when one of the region's instructions starts with
+ * a byte such a site can start with (@patched, from kx_region()).
+ */
+static bool kx_region_reserved(unsigned long lo, unsigned long hi,
+			       bool patched)
 {
-	bool busy;
+	bool busy = false;
 
-	jump_label_lock();
-	busy = jump_label_text_reserved((void *)lo, (void *)(hi - 1));
-	jump_label_unlock();
-	busy = busy || static_call_text_reserved((void *)lo, (void *)(hi - 1));
+	if (patched) {
+		jump_label_lock();
+		busy = jump_label_text_reserved((void *)lo, (void *)(hi - 1));
+		jump_label_unlock();
+		busy = busy ||
+		       static_call_text_reserved((void *)lo, (void *)(hi - 1));
+	}
 	busy = busy || ftrace_text_reserved((void *)lo, (void *)(hi - 1));
 	if (!busy) {
 		mutex_lock(&text_mutex);
@@ -256,11 +257,13 @@ static bool kx_region_reserved(unsigned long lo, unsigned long hi)
 
 /*
  * Walk the region of @s, check each instruction and, when @img is given,
- * copy it to its place in the detour image that will live at @base.
- * Returns the region's length, or a negative errno.
+ * copy it to its place in the detour image that will live at @base.  Sets
+ * *@patched when an instruction could be one the kernel patches (see
+ * kx_op_maybe_patched()).  Returns the region's length, or a negative
+ * errno.
  */
 static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
-		     unsigned long base)
+		     unsigned long base, bool *patched)
 {
 	unsigned long addr = (unsigned long)s->addr, pos = addr;
 	unsigned int at = KX_OPT_COPY;
@@ -281,6 +284,7 @@ static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
 			return -EINVAL;
 		if (pos + insn.length > end || search_exception_tables(pos))
 			return -EINVAL;
+		*patched |= kx_op_maybe_patched(buf[0]);
 		if (at + insn.length + JMP32_INSN_SIZE > KX_OPT_IP)
 			return -EINVAL;
 		if (img && !kx_place_copy(img + at, base + at, &insn, buf, pos))
@@ -305,10 +309,12 @@ static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
 int arch_optprobe_prepare(struct kprobe_site *s)
 {
 	struct arch_kprobe_site *a = &s->arch;
-	unsigned long addr = (unsigned long)s->addr, size, off, func, base;
+	unsigned long addr = (unsigned long)s->addr, end, base;
 	u8 img[KPROBE_OPTINSN_SLOT_SIZE], jmp[JMP32_INSN_SIZE];
 	struct kx_overlay ov = {};
 	u8 buf[MAX_INSN_SIZE];
+	bool patched = false;
+	struct kprobe_func f;
 	void *slot;
 	int len, ret;
 
@@ -318,18 +324,18 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 		return 0;
 	if ((a->how != KX_STEP && a->how != KX_STEP_PUSHF) || !a->boost_ip)
 		return -EINVAL;
-	if (!kallsyms_lookup_size_offset(addr, &size, &off))
+	if (kprobe_func_find(addr, &f, true))
 		return -EINVAL;
-	func = addr - off;
+	end = f.start + f.size;
 
-	len = kx_region(s, func + size, NULL, 0);
+	len = kx_region(s, end, NULL, 0, &patched);
 	if (len < 0)
 		return len;
-	if (kx_region_reserved(addr, addr + len))
+	if (kx_region_reserved(addr, addr + len, patched))
 		return -EBUSY;
-	ret = kx_scan(func, func + size, addr, addr + len);
+	ret = kx_scan(f.start, end, addr, addr + len);
 	if (!ret)
-		ret = kx_scan_cold(addr, addr + 1, addr + len);
+		ret = kx_scan_cold(&f, addr + 1, addr + len);
 	if (ret)
 		return ret;
 	if (kx_fetch_orig(&ov, addr, buf) < JMP32_INSN_SIZE)
@@ -345,7 +351,7 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 	if (!kx_place_jmp(img, base, (unsigned long)kx_opt_entry))
 		goto fail;
 	img[0] = CALL_INSN_OPCODE;
-	if (kx_region(s, func + size, img, base) != len)
+	if (kx_region(s, end, img, base, &patched) != len)
 		goto fail;
 	/* The jump at the probed address must reach the slot too. */
 	if (!kx_place_jmp(jmp, addr, base))
