@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared by kpb_main.c and kpb_asm.S (kprobes_bench.ko). */
+/*
+ * Shared by kpb_main.c and kpb_asm.S (kprobes_bench.ko), and by
+ * kpb_funcs.S (kprobes_bench_funcs.ko).
+ */
 #ifndef _KPB_H
 #define _KPB_H
 
 #define KPB_NMANY	1000	/* probes of figures 7, 9 and 10 */
+#define KPB_NFUNCS	10000	/* functions of kprobes_bench_funcs.ko (figure 11) */
 
 #ifndef __ASSEMBLY__
 typedef int (*kpb_fn_t)(int);
@@ -13,6 +17,11 @@ int kpb_asm_target(int x);
 
 /* KPB_NMANY functions without ftrace calls, by address. */
 extern const kpb_fn_t kpb_many[KPB_NMANY];
+
+/* KPB_NFUNCS more, in kprobes_bench_funcs.ko (found with symbol_get()). */
+extern const kpb_fn_t kpb_funcs[KPB_NFUNCS];
+#else
+#include "kpb_gen.h"
 #endif
 
 #endif /* _KPB_H */

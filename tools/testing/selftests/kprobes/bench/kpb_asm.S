@@ -12,42 +12,8 @@
 
 	.text
 
-/*
- * KPB_NMANY distinct functions for the figures with many probes,
- * kpb_many_0() ... kpb_many_999(), each int f(int x) { return x ^ n; },
- * and the table of their addresses, kpb_many[].  Like the target below
- * they have no ftrace call: their probes are breakpoints.
- */
-.macro KPB_MANY_FN n
-SYM_FUNC_START_LOCAL(kpb_many_\n)
-	movl	%edi, %eax
-	xorl	$\n, %eax
-	RET
-SYM_FUNC_END(kpb_many_\n)
-.endm
-
-.macro KPB_MANY_PTR n
-	.quad	kpb_many_\n
-.endm
-
-	.altmacro
-	.set	kpb_i, 0
-	.rept	KPB_NMANY
-	KPB_MANY_FN %kpb_i
-	.set	kpb_i, kpb_i + 1
-	.endr
-
-	.pushsection .rodata
-	.balign 8
-SYM_DATA_START(kpb_many)
-	.set	kpb_i, 0
-	.rept	KPB_NMANY
-	KPB_MANY_PTR %kpb_i
-	.set	kpb_i, kpb_i + 1
-	.endr
-SYM_DATA_END(kpb_many)
-	.popsection
-	.noaltmacro
+/* kpb_many_0() ... kpb_many_999() and kpb_many[], for the figures with many probes. */
+	KPB_GEN kpb_many, KPB_NMANY
 
 SYM_FUNC_START(kpb_asm_target)
 	movl	%edi, %eax

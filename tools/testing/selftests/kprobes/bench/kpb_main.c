@@ -535,6 +535,118 @@ out:
 	return ret;
 }
 
+/*
+ * Figure 11: registration cost per probe as the count grows, on the
+ * first @n functions of kprobes_bench_funcs.ko for @n = 100, 1000, ...
+ * up to scale_max: register_kprobes() for all, and (with scale_single)
+ * register_kprobe() one at a time.  The very first probe in that module
+ * is timed on its own first: whatever a kprobes implementation does once
+ * per module shows there.
+ */
+static int kpb_scale_max = KPB_NFUNCS;
+module_param_named(scale_max, kpb_scale_max, int, 0600);
+MODULE_PARM_DESC(scale_max, "figure 11: the largest probe count (100 to 10000)");
+static bool kpb_scale_single = true;
+module_param_named(scale_single, kpb_scale_single, bool, 0600);
+MODULE_PARM_DESC(scale_single, "figure 11: also register one at a time");
+
+static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
+			 struct kprobe **ptrs, int n, bool batch)
+{
+	u64 t0, t1, t2;
+	char label[48];
+	int i, ret = 0;
+
+	memset(kps, 0, n * sizeof(*kps));
+	for (i = 0; i < n; i++) {
+		kps[i].addr = (kprobe_opcode_t *)funcs[i];
+		kps[i].pre_handler = kpb_pre;
+		ptrs[i] = &kps[i];
+	}
+	t0 = get_cycles();
+	if (batch) {
+		ret = register_kprobes(ptrs, n);
+	} else {
+		for (i = 0; i < n && !ret; i++) {
+			ret = register_kprobe(&kps[i]);
+			if (ret)
+				while (i--)
+					unregister_kprobe(&kps[i]);
+		}
+	}
+	t1 = get_cycles();
+	if (ret) {
+		kpb_error("scale", "registration failed", ret);
+		return ret;
+	}
+	kpb_count_reset();
+	for (i = 0; i < n; i++)
+		funcs[i](i);
+	if (kpb_count(&kpb_pre_hits) != n) {
+		kpb_error("scale", "the probes did not all fire", -EIO);
+		ret = -EIO;
+	}
+	t2 = get_cycles();
+	if (batch) {
+		unregister_kprobes(ptrs, n);
+	} else {
+		for (i = 0; i < n; i++)
+			unregister_kprobe(&kps[i]);
+	}
+	t2 = get_cycles() - t2;
+	if (!ret) {
+		snprintf(label, sizeof(label), "scale_%s_%d_register_ns",
+			 batch ? "batch" : "single", n);
+		pr_info("BENCH %s %llu\n", label, t1 - t0);
+		snprintf(label, sizeof(label), "scale_%s_%d_unregister_ns",
+			 batch ? "batch" : "single", n);
+		pr_info("BENCH %s %llu\n", label, t2);
+	}
+	return ret;
+}
+
+static int kpb_fig_scale(const char *name)
+{
+	const kpb_fn_t (*table)[KPB_NFUNCS] = symbol_get(kpb_funcs);
+	int n, max = clamp(kpb_scale_max, 1, KPB_NFUNCS), ret = 0;
+	struct kprobe *kps, **ptrs;
+	const kpb_fn_t *funcs;
+	u64 t;
+
+	if (!table) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+		return -ENOENT;
+	}
+	funcs = *table;
+	kps = kvcalloc(max, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(max, sizeof(*ptrs), GFP_KERNEL);
+	if (!kps || !ptrs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	kps[0].addr = (kprobe_opcode_t *)funcs[KPB_NFUNCS - 1];
+	kps[0].pre_handler = kpb_pre;
+	t = get_cycles();
+	ret = register_kprobe(&kps[0]);
+	t = get_cycles() - t;
+	if (ret) {
+		kpb_error(name, "register_kprobe failed", ret);
+		goto out;
+	}
+	unregister_kprobe(&kps[0]);
+	pr_info("BENCH scale_first_register_ns %llu\n", t);
+	for (n = 100; n <= max && !ret; n *= 10) {
+		ret = kpb_scale_one(funcs, kps, ptrs, n, true);
+		if (!ret && kpb_scale_single)
+			ret = kpb_scale_one(funcs, kps, ptrs, n, false);
+	}
+out:
+	kvfree(ptrs);
+	kvfree(kps);
+	symbol_put(kpb_funcs);
+	return ret;
+}
+
 static int kpb_fig_call(const char *name, kpb_fn_t fn)
 {
 	kpb_report(name, kpb_measure(fn), HITS);
@@ -571,6 +683,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_register(name, false);
 	if (!strcmp(name, "batch"))
 		return kpb_fig_register(name, true);
+	if (!strcmp(name, "scale"))
+		return kpb_fig_scale(name);
 	return -EINVAL;
 }
 
@@ -593,7 +707,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, scale");
 
 static int __init kpb_init(void)
 {
