@@ -134,10 +134,21 @@ static int kpk_init(struct kunit *test)
 	return 0;
 }
 
+/* KPT_NMANY probes, one on each of kpt_many[] (kpk_register_many_rollback). */
+static struct kprobe kpk_many[KPT_NMANY];
+static struct kprobe *kpk_many_ptrs[KPT_NMANY];
+static bool kpk_many_live;
+static atomic_t kpk_many_hits;
+
 static void kpk_exit(struct kunit *test)
 {
 	struct kpk_ctx *ctx = test->priv;
 	int i;
+
+	if (kpk_many_live) {
+		unregister_kprobes(kpk_many_ptrs, KPT_NMANY);
+		kpk_many_live = false;
+	}
 
 	for (i = 0; i < KPK_NPROBES; i++) {
 		if (ctx->live[i]) {
@@ -268,6 +279,66 @@ static void kpk_register_array_rollback(struct kunit *test)
 	kpk_unregister(test, c);
 }
 
+static int kpk_many_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_inc(&kpk_many_hits);
+	return 0;
+}
+
+static void kpk_many_call(void)
+{
+	int i;
+
+	for (i = 0; i < KPT_NMANY; i++)
+		kpt_many[i](i);
+}
+
+/*
+ * The same with KPT_NMANY probes on as many functions and the bad one (in
+ * the middle of an instruction) in the middle of the array: none of the
+ * others fires, or stays registered, and the array registers whole once
+ * the bad probe is fixed.
+ */
+static void kpk_register_many_rollback(struct kunit *test)
+{
+	const int bad = KPT_NMANY / 2;
+	int i, ret;
+
+	for (i = 0; i < KPT_NMANY; i++) {
+		memset(&kpk_many[i], 0, sizeof(kpk_many[i]));
+		kpk_many[i].addr = (kprobe_opcode_t *)kpt_many[i];
+		kpk_many[i].pre_handler = kpk_many_pre;
+		kpk_many_ptrs[i] = &kpk_many[i];
+	}
+	/* kpt_many[] start with a 2-byte mov. */
+	kpk_many[bad].addr = (kprobe_opcode_t *)((unsigned long)kpt_many[bad] + 1);
+	atomic_set(&kpk_many_hits, 0);
+
+	ret = register_kprobes(kpk_many_ptrs, KPT_NMANY);
+	kpk_many_live = !ret;
+	KUNIT_ASSERT_EQ(test, ret, -EILSEQ);
+	kpk_many_call();
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_many_hits), 0);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kpk_many[0].addr, (void *)kpt_many[0]);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)kpk_many[KPT_NMANY - 1].addr,
+			    (void *)kpt_many[KPT_NMANY - 1]);
+
+	/* As after any failed registration, the caller resets the flags. */
+	for (i = 0; i < KPT_NMANY; i++)
+		kpk_many[i].flags = 0;
+	kpk_many[bad].addr = (kprobe_opcode_t *)kpt_many[bad];
+	ret = register_kprobes(kpk_many_ptrs, KPT_NMANY);
+	kpk_many_live = !ret;
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	kpk_many_call();
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_many_hits), KPT_NMANY);
+	unregister_kprobes(kpk_many_ptrs, KPT_NMANY);
+	kpk_many_live = false;
+	kpk_many_call();
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_many_hits), KPT_NMANY);
+	kpk_expect_healthy(test, kpt_many[bad]);
+}
+
 static void kpk_enable_disable(struct kunit *test)
 {
 	struct kpk_probe *p = kpk_new(0);
@@ -371,6 +442,7 @@ static struct kunit_case kpk_api_cases[] = {
 	KUNIT_CASE(kpk_register_unregister),
 	KUNIT_CASE(kpk_register_array),
 	KUNIT_CASE(kpk_register_array_rollback),
+	KUNIT_CASE_SLOW(kpk_register_many_rollback),
 	KUNIT_CASE(kpk_enable_disable),
 	KUNIT_CASE(kpk_register_disabled),
 	KUNIT_CASE(kpk_by_symbol),

@@ -28,7 +28,16 @@
 /* kpt_kret_exit(NULL) returns this. */
 #define KPT_KRET_EXIT_RET	0x6600
 
+/* Functions kpt_many_0() ... of kpt_many[]. */
+#define KPT_NMANY		1000
+
 #ifndef __ASSEMBLY__
+
+/*
+ * KPT_NMANY distinct functions without an ftrace call, kpt_many[n](x)
+ * returning x ^ n: for cases that need many probe sites.
+ */
+extern int (* const kpt_many[KPT_NMANY])(int);
 
 /* Plain C functions, each starting with an ftrace call site. */
 int kpt_func_a(int x);

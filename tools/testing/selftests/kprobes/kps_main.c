@@ -212,10 +212,8 @@ static DEFINE_PER_CPU(bool, kps_in_timer);
 
 static DEFINE_PER_CPU(unsigned int, kps_hit_seq);
 
-static void kps_count(struct kprobe *kp)
+static void kps_count_id(const unsigned int *id)
 {
-	struct kps_probe *p = container_of(kp, struct kps_probe, kp);
-
 	/*
 	 * Now and then take a while, so that unregistrations have handlers
 	 * in flight to wait for; the count goes up at the end, from the
@@ -223,9 +221,14 @@ static void kps_count(struct kprobe *kp)
 	 */
 	if (!(this_cpu_inc_return(kps_hit_seq) % 16))
 		udelay(5);
-	atomic_inc(&kps_hits[READ_ONCE(p->id)]);
+	atomic_inc(&kps_hits[READ_ONCE(*id)]);
 	if (this_cpu_read(kps_in_timer))
 		atomic_inc(&kps_timer_hits);
+}
+
+static void kps_count(struct kprobe *kp)
+{
+	kps_count_id(&container_of(kp, struct kps_probe, kp)->id);
 }
 
 static int kps_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -690,6 +693,155 @@ static void kps_run(struct kps_ctx *ctx, unsigned int ms, bool all_sites,
 }
 
 /* ---------------------------------------------------------------------
+ * Return probes
+ */
+
+#ifdef CONFIG_KRETPROBES
+/* Return probes per register_kretprobes() array. */
+#define KPS_RARRAY		(2 * KPS_NFNS)
+
+struct kps_rprobe {
+	struct kretprobe rp;
+	unsigned int id;
+};
+
+/* The entry and the return handler both count: either must stop. */
+static int kps_rcount(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kps_count_id(&container_of(get_kretprobe(ri), struct kps_rprobe, rp)->id);
+	return 0;
+}
+
+static struct kps_rprobe *kps_rnew(struct kps_ctx *ctx, int fn)
+{
+	struct kps_rprobe *p;
+
+	if (ctx->next_id >= KPS_MAX_IDS)
+		return NULL;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	p->id = ctx->next_id++;
+	p->rp.kp.addr = (kprobe_opcode_t *)kps_fns[fn];
+	p->rp.entry_handler = kps_rcount;
+	p->rp.handler = kps_rcount;
+	return p;
+}
+
+/* Unregister @n return probes in one call and free them right away. */
+static void kps_runregister(struct kps_ctx *ctx, struct kps_rprobe **p,
+			    int n)
+{
+	struct kretprobe *rps[KPS_RARRAY];
+	int i;
+
+	for (i = 0; i < n; i++)
+		rps[i] = &p[i]->rp;
+	if (n == 1)
+		unregister_kretprobe(rps[0]);
+	else
+		unregister_kretprobes(rps, n);
+	for (i = 0; i < n; i++) {
+		ctx->snap[p[i]->id] = atomic_read(&kps_hits[p[i]->id]);
+		kfree(p[i]);
+	}
+}
+
+/*
+ * One return probe on a function, registered, toggled and unregistered;
+ * or KPS_RARRAY of them, two per function, registered in one call and
+ * unregistered in one or two.
+ */
+static void kps_rcycle(struct kps_ctx *ctx, unsigned int iter)
+{
+	struct kps_rprobe *p[KPS_RARRAY];
+	struct kretprobe *rps[KPS_RARRAY];
+	int i, n = iter % 2 ? KPS_RARRAY : 1, ret;
+
+	for (i = 0; i < n; i++) {
+		p[i] = kps_rnew(ctx, (iter + i) % KPS_NFNS);
+		if (!p[i]) {
+			while (i--)
+				kfree(p[i]);
+			ctx->broken = true;
+			return;
+		}
+		rps[i] = &p[i]->rp;
+	}
+	ret = n == 1 ? register_kretprobe(rps[0]) : register_kretprobes(rps, n);
+	if (ret) {
+		KUNIT_FAIL(ctx->test, "register_kretprobe%s(%pS) = %d",
+			   n == 1 ? "" : "s", rps[0]->kp.addr, ret);
+		for (i = 0; i < n; i++)
+			kfree(p[i]);
+		ctx->broken = true;
+		return;
+	}
+	kps_call_all(&ctx->self);
+	if (n == 1) {
+		KUNIT_EXPECT_EQ(ctx->test, disable_kretprobe(rps[0]), 0);
+		kps_call_all(&ctx->self);
+		KUNIT_EXPECT_EQ(ctx->test, enable_kretprobe(rps[0]), 0);
+		kps_call_all(&ctx->self);
+		kps_runregister(ctx, p, 1);
+	} else if (iter % 4 == 1) {
+		kps_runregister(ctx, p, n);
+	} else {
+		kps_runregister(ctx, p, n / 2);
+		kps_call_all(&ctx->self);
+		kps_runregister(ctx, p + n / 2, n - n / 2);
+	}
+	ctx->cycles++;
+}
+
+/*
+ * Return probes come and go on the function entries while both CPUs run
+ * through them.  Each function keeps a resident kprobe, so that the site
+ * stays armed and no text changes under the callers: what is stressed is
+ * the return-probe life cycle, instances in flight on other CPUs included.
+ */
+static void kps_kretprobes(struct kunit *test)
+{
+	struct kps_ctx *ctx = test->priv;
+	unsigned long end;
+	int i;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	for (i = 0; i < KPS_NFNS; i++)
+		KUNIT_ASSERT_NOT_NULL(test, kps_resident(ctx, KPS_T_FN0 + i));
+	KUNIT_ASSERT_EQ(test, kps_start_workers(ctx), 0);
+
+	end = jiffies + msecs_to_jiffies(KPS_IRQ_MS);
+	while (time_before(jiffies, end) && !ctx->broken &&
+	       ctx->next_id + KPS_RARRAY <= KPS_MAX_IDS) {
+		kps_rcycle(ctx, ctx->cycles);
+		kps_call_all(&ctx->self);
+		cond_resched();
+	}
+	kps_tail(ctx);
+	kps_stop(ctx);
+
+	kunit_info(test, "%u cycles, %u probes, %ld hits; calls: %ld + %ld (threads), %ld (test)\n",
+		   ctx->cycles, ctx->next_id, kps_total_hits(ctx),
+		   atomic_long_read(&ctx->wcall[0].calls),
+		   atomic_long_read(&ctx->wcall[1].calls),
+		   atomic_long_read(&ctx->self.calls));
+	kps_expect_right(test, &ctx->wcall[0], "thread 0");
+	kps_expect_right(test, &ctx->wcall[1], "thread 1");
+	kps_expect_right(test, &ctx->self, "test thread");
+	kps_expect_silent(ctx);
+	KUNIT_EXPECT_GT(test, kps_total_hits(ctx), 0L);
+	KUNIT_EXPECT_GT(test, ctx->cycles, 4U);
+}
+#else
+static void kps_kretprobes(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_KRETPROBES");
+}
+#endif
+
+/* ---------------------------------------------------------------------
  * Cases
  */
 
@@ -811,6 +963,7 @@ static struct kunit_case kps_cases[] = {
 	KUNIT_CASE_SLOW(kps_threads),
 	KUNIT_CASE_SLOW(kps_threads_patching),
 	KUNIT_CASE_SLOW(kps_irq),
+	KUNIT_CASE_SLOW(kps_kretprobes),
 	{}
 };
 

@@ -10,6 +10,7 @@
 #include <asm/asm.h>
 #include <asm/frame.h>
 #include "kprobes_target.h"
+#include "bench/kpb_gen.h"
 
 	.text
 
@@ -310,3 +311,7 @@ EXPORT_SYMBOL_GPL(kpt_opt_call_c)
 SYM_DATA(kpt_opt_call_ret_off, .long .Lkpo_call_ret - kpt_opt_call)
 SYM_DATA(kpt_opt_call_c_ret_off, .long .Lkpo_call_c_ret - kpt_opt_call_c)
 	.popsection
+
+	.text
+	KPB_GEN kpt_many, KPT_NMANY
+EXPORT_SYMBOL_GPL(kpt_many)
