@@ -20,9 +20,9 @@ SUITE=$TDIR/suite$SFX
 new_list=$(mktemp)
 trap 'rm -f "$new_list"' EXIT
 # (The benchmark module in bench/ is built only by the bench profile; the
-# test targets share its function generator, bench/kpb_gen.h.)
+# test targets share its function generator, bench/kpb_gen.S.)
 tracked_files "$SUITE_DIR" | tr '\0' '\n' | sed "s|^$SUITE_DIR/||" |
-	{ if [ "$PROFILE" = test ]; then awk '!/^bench\// || $0 == "bench/kpb_gen.h"'; else cat; fi; } |
+	{ if [ "$PROFILE" = test ]; then awk '!/^bench\// || $0 == "bench/kpb_gen.S"'; else cat; fi; } |
 	sort > "$new_list"
 if [ -s "$new_list" ]; then
 	# A file removed from the repo: start the copy afresh.

@@ -209,6 +209,7 @@ struct kprobe_func {
 	unsigned long	cold;
 	unsigned long	cold_size;
 };
+
 #define KPROBE_FUNC_COLD_UNKNOWN	ULONG_MAX
 
 /*

@@ -10,7 +10,7 @@
 #include <asm/asm.h>
 #include <asm/frame.h>
 #include "kprobes_target.h"
-#include "bench/kpb_gen.h"
+#include "bench/kpb_gen.S"
 
 	.text
 

@@ -21,7 +21,7 @@ extern const kpb_fn_t kpb_many[KPB_NMANY];
 /* KPB_NFUNCS more, in kprobes_bench_funcs.ko (found with symbol_get()). */
 extern const kpb_fn_t kpb_funcs[KPB_NFUNCS];
 #else
-#include "kpb_gen.h"
+#include "kpb_gen.S"
 #endif
 
 #endif /* _KPB_H */

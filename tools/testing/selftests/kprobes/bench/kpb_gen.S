@@ -2,10 +2,11 @@
 /*
  * Many distinct probe targets in a few lines of assembly: used by the
  * benchmark (kpb_asm.S, kpb_funcs.S) and by the test targets (../kpt_asm.S;
- * the test build copies this header, and no other file of bench/).
+ * the test build copies this file, and no other file of bench/).  An
+ * assembler include, not built on its own.
  */
-#ifndef _KPB_GEN_H
-#define _KPB_GEN_H
+#ifndef _KPB_GEN_S
+#define _KPB_GEN_S
 #ifdef __ASSEMBLY__
 /*
  * KPB_GEN prefix, count: \count distinct functions \prefix_0() ...,
@@ -45,4 +46,4 @@ SYM_DATA_END(\prefix)
 	.noaltmacro
 .endm
 #endif /* __ASSEMBLY__ */
-#endif /* _KPB_GEN_H */
+#endif /* _KPB_GEN_S */
