@@ -184,6 +184,13 @@ def fmt(x, digits=1):
     return '%.*f' % (digits, x)
 
 
+def fmt_ratio(x):
+    """Two decimals, or two significant digits below 0.1."""
+    if x is not None and 0 < x < 0.1:
+        return '%.2g' % x
+    return fmt(x, 2)
+
+
 def table(rows):
     head = ['figure', 'unit', 'upstream', 'ours', 'ours/up', 'target',
             'met']
@@ -196,7 +203,7 @@ def table(rows):
             if r.basis != 'ours/upstream':
                 tgt += ' = %s' % fmt(r.judged, 2)
         body.append([r.title, r.unit, fmt(r.up), fmt(r.ours),
-                     fmt(r.ratio(), 2), tgt,
+                     fmt_ratio(r.ratio()), tgt,
                      '-' if met is None else ('yes' if met else 'NO')])
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
     right = {2, 3, 4}
