@@ -484,28 +484,47 @@ static int kpb_fig_calibrate(const char *name)
 	return 0;
 }
 
+/* Register @n probes in one call, or one at a time; none stays on failure. */
+static int kpb_register_n(struct kprobe **ptrs, int n, bool batch)
+{
+	int i, ret = 0;
+
+	if (batch)
+		return register_kprobes(ptrs, n);
+	for (i = 0; i < n && !ret; i++) {
+		ret = register_kprobe(ptrs[i]);
+		if (ret)
+			while (i--)
+				unregister_kprobe(ptrs[i]);
+	}
+	return ret;
+}
+
+static void kpb_unregister_n(struct kprobe **ptrs, int n, bool batch)
+{
+	int i;
+
+	if (batch) {
+		unregister_kprobes(ptrs, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		unregister_kprobe(ptrs[i]);
+}
+
 /* Figures 9 and 10: KPB_NMANY probes, one call each, or one call for all. */
 static int kpb_fig_register(const char *name, bool batch)
 {
 	struct kprobe *kps, **ptrs;
 	u64 t0, t1, t2;
-	int i, ret = 0;
 	char label[32];
+	int ret;
 
 	kps = kpb_many_alloc(&ptrs);
 	if (!kps)
 		return -ENOMEM;
 	t0 = get_cycles();
-	if (batch) {
-		ret = register_kprobes(ptrs, KPB_NMANY);
-	} else {
-		for (i = 0; i < KPB_NMANY && !ret; i++) {
-			ret = register_kprobe(&kps[i]);
-			if (ret)
-				while (i--)
-					unregister_kprobe(&kps[i]);
-		}
-	}
+	ret = kpb_register_n(ptrs, KPB_NMANY, batch);
 	t1 = get_cycles();
 	if (ret) {
 		kpb_error(name, "registration failed", ret);
@@ -516,12 +535,7 @@ static int kpb_fig_register(const char *name, bool batch)
 		ret = -EIO;
 	}
 	t2 = get_cycles();
-	if (batch) {
-		unregister_kprobes(ptrs, KPB_NMANY);
-	} else {
-		for (i = 0; i < KPB_NMANY; i++)
-			unregister_kprobe(&kps[i]);
-	}
+	kpb_unregister_n(ptrs, KPB_NMANY, batch);
 	t2 = get_cycles() - t2;
 	if (!ret) {
 		snprintf(label, sizeof(label), "%s_register_ns", name);
@@ -564,16 +578,7 @@ static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
 		ptrs[i] = &kps[i];
 	}
 	t0 = get_cycles();
-	if (batch) {
-		ret = register_kprobes(ptrs, n);
-	} else {
-		for (i = 0; i < n && !ret; i++) {
-			ret = register_kprobe(&kps[i]);
-			if (ret)
-				while (i--)
-					unregister_kprobe(&kps[i]);
-		}
-	}
+	ret = kpb_register_n(ptrs, n, batch);
 	t1 = get_cycles();
 	if (ret) {
 		kpb_error("scale", "registration failed", ret);
@@ -587,12 +592,7 @@ static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
 		ret = -EIO;
 	}
 	t2 = get_cycles();
-	if (batch) {
-		unregister_kprobes(ptrs, n);
-	} else {
-		for (i = 0; i < n; i++)
-			unregister_kprobe(&kps[i]);
-	}
+	kpb_unregister_n(ptrs, n, batch);
 	t2 = get_cycles() - t2;
 	if (!ret) {
 		snprintf(label, sizeof(label), "scale_%s_%d_register_ns",
