@@ -1309,8 +1309,9 @@ kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
 
 struct kprobe_modsym {
 	u32	off;	/* from the start of the module's text */
-	u32	hash;	/* of the name without ".cold" (while building) */
+	u32	size;	/* up to the next symbol, or the end of the text */
 	s32	cold;	/* index of the cold part, or KPROBE_COLD_* */
+	u32	hash;	/* of the name without ".cold" (used while building) */
 	bool	is_cold;
 };
 
@@ -1423,7 +1424,7 @@ static struct kprobe_modsyms *modsyms_build(struct module *mod)
 		.size = mod->mem[MOD_TEXT].size,
 	};
 	struct kprobe_modsyms *ms;
-	unsigned int i;
+	unsigned int i, end;
 
 	f.ms = &tmp;
 	module_kallsyms_on_each_symbol(mod->name, modsyms_count_one, &f);
@@ -1438,11 +1439,16 @@ static struct kprobe_modsyms *modsyms_build(struct module *mod)
 	    !ms->n)
 		goto fail;
 	sort(ms->sym, ms->n, sizeof(ms->sym[0]), modsym_cmp_off, NULL);
+	/* Aliases share an address, and so their size. */
+	end = ms->size;
+	for (i = ms->n; i-- > 0;) {
+		if (i + 1 < ms->n && ms->sym[i + 1].off > ms->sym[i].off)
+			end = ms->sym[i + 1].off;
+		ms->sym[i].size = end - ms->sym[i].off;
+	}
 	/* The links are indexes into the sorted array. */
 	if (modsyms_link_cold(ms))
 		goto fail;
-	for (i = 0; i < ms->n; i++)
-		ms->sym[i].hash = 0;
 	ms->mod = mod;
 	return ms;
 fail:
@@ -1497,18 +1503,6 @@ static unsigned int modsyms_find(struct kprobe_modsyms *ms, u32 off)
 	return lo;
 }
 
-/* Where symbol @i of @ms (sorted) ends: at the next address or the text's end. */
-static unsigned long modsyms_end(struct kprobe_modsyms *ms, unsigned int i)
-{
-	u32 off = ms->sym[i].off;
-
-	while (++i < ms->n) {
-		if (ms->sym[i].off > off)
-			return ms->base + ms->sym[i].off;
-	}
-	return ms->base + ms->size;
-}
-
 /* Module core text: 0, -ENOENT, or -EAGAIN to ask kallsyms instead. */
 static int modsyms_lookup(struct module *mod, unsigned long addr,
 			  struct kprobe_func *f)
@@ -1529,14 +1523,14 @@ static int modsyms_lookup(struct module *mod, unsigned long addr,
 		goto out;
 	}
 	f->start = ms->base + ms->sym[i].off;
-	f->size = modsyms_end(ms, i) - f->start;
+	f->size = ms->sym[i].size;
 	f->cold = 0;
 	f->cold_size = 0;
 	if (ms->sym[i].cold == KPROBE_COLD_MANY) {
 		f->cold_size = KPROBE_FUNC_COLD_UNKNOWN;
 	} else if (ms->sym[i].cold >= 0) {
 		f->cold = ms->base + ms->sym[ms->sym[i].cold].off;
-		f->cold_size = modsyms_end(ms, ms->sym[i].cold) - f->cold;
+		f->cold_size = ms->sym[ms->sym[i].cold].size;
 	}
 out:
 	mutex_unlock(&kprobe_sym_mutex);
