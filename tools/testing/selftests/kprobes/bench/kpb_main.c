@@ -571,6 +571,12 @@ static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
 	char label[48];
 	int i, ret = 0;
 
+	/*
+	 * Let background work from the run before (an optimizer pass, a
+	 * deferred sync) finish first: at 100 probes the whole figure is
+	 * about a millisecond, and one tick of it would skew it.
+	 */
+	msleep(1000);
 	memset(kps, 0, n * sizeof(*kps));
 	for (i = 0; i < n; i++) {
 		kps[i].addr = (kprobe_opcode_t *)funcs[i];
