@@ -54,6 +54,7 @@
 #include <linux/uaccess.h>
 #include <linux/sched.h>
 #include <linux/sysctl.h>
+#include <linux/perf_event.h>
 #include <asm/sections.h>
 
 /* Serialises all changes to sites, probes and the blacklist. */
@@ -180,7 +181,9 @@ NOKPROBE_SYMBOL(kprobe_busy_end);
  * detour slots, each pool with its own pages so that kallsyms and the
  * unwinder can tell them apart.  The page lists are read locklessly by the
  * unwinder and kallsyms (is_kprobe_insn_slot(), is_kprobe_optinsn_slot(),
- * kprobe_get_kallsym()).
+ * kprobe_get_kallsym()).  Perf learns of pages coming and going through
+ * PERF_RECORD_KSYMBOL (out-of-line code), and of what is written into them
+ * through the backend's PERF_RECORD_TEXT_POKE.
  */
 #define SLOTS_MAX	(PAGE_SIZE / 16)
 
@@ -230,6 +233,8 @@ static struct kprobe_slot_page *slot_page_new(struct kprobe_slot_pool *pool)
 	memset(sp->base, 0xcc, PAGE_SIZE);
 	set_memory_rox((unsigned long)sp->base, 1);
 	list_add_rcu(&sp->list, &pool->pages);
+	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)sp->base,
+			   PAGE_SIZE, false, pool->sym);
 	return sp;
 }
 
@@ -269,6 +274,9 @@ static void slot_free_now(struct kprobe_slot_pool *pool, void *slot)
 		__clear_bit((slot - sp->base) / pool->size, sp->busy);
 		if (--sp->used == 0) {
 			list_del_rcu(&sp->list);
+			perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL,
+					   (unsigned long)sp->base, PAGE_SIZE, true,
+					   pool->sym);
 			/* Nobody runs this page any more; readers only see sp. */
 			execmem_free(sp->base);
 			kfree_rcu(sp, rcu);
@@ -279,17 +287,65 @@ static void slot_free_now(struct kprobe_slot_pool *pool, void *slot)
 }
 
 /*
- * A boosted hit leaves the trap with the CPU about to run the slot's copy
- * and the jump back, with interrupts as they were; an optimized probe's
- * jump sends CPUs into its detour the same way.  Without preemption such
- * a CPU cannot pass a quiescent state before it is out again, so the RCU
- * grace period the core waits before releasing a site covers it.  On a
- * preemptible kernel an interrupt may preempt the task right there, and
- * only an RCU-tasks grace period (every task has gone through a voluntary
- * context switch or user mode) says it has left.  That wait is long, so
- * it is taken once for everything freed meanwhile, by a work item: slots,
- * and the sites whose detours name them.
+ * Out-of-line text is code a CPU runs with interrupts as they were, and
+ * with preemption possible: a boosted hit leaves the trap with the CPU
+ * about to run its slot's copy and the jump back, and an optimized
+ * probe's jump sends CPUs into its detour, whose call to the handler, copy
+ * of the region and jump back all run before (or after) preemption is
+ * disabled.  The same holds for the original instructions a jump is about
+ * to replace.  RCU does not see such a CPU as busy: with PREEMPT_COUNT,
+ * even on a kernel that does not preempt, an interrupt that finds the
+ * preempt count at zero (the tick, the expedited grace period's IPI)
+ * reports a quiescent state, and a task preempted there is simply not
+ * running.  ool_sync() is the wait that does prove such a CPU has left:
+ *
+ *  - with CONFIG_TASKS_RCU (any preemptible kernel, PREEMPT_DYNAMIC in
+ *    every mode included): an RCU-tasks grace period, in which every task
+ *    goes through a voluntary context switch, user mode or idle, none of
+ *    which can happen in the middle of such code (it calls nothing that
+ *    sleeps), and which ends with a normal grace period for the
+ *    preempt-disabled parts;
+ *  - otherwise the kernel never preempts: a task leaves straight-line code
+ *    before it can be switched out, so once every online CPU has switched
+ *    to a work item queued now, none is inside any.
+ *
+ * Either may take a while, so releases wait for it in batches, from a work
+ * item: slots, detours, and the sites that detours name.
  */
+static DEFINE_PER_CPU(struct work_struct, ool_sync_work);
+
+static void ool_sync_fn(struct work_struct *work)
+{
+}
+
+static void ool_sync(void)
+{
+	unsigned int cpu;
+
+	if (IS_ENABLED(CONFIG_TASKS_RCU)) {
+		synchronize_rcu_tasks();
+		return;
+	}
+	/*
+	 * A work item already pending has not run yet, so it will only run
+	 * after a context switch that comes after now: flushing it does.
+	 */
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&ool_sync_work, cpu));
+	for_each_online_cpu(cpu)
+		flush_work(per_cpu_ptr(&ool_sync_work, cpu));
+	cpus_read_unlock();
+}
+
+static void __init ool_sync_init(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		INIT_WORK(per_cpu_ptr(&ool_sync_work, cpu), ool_sync_fn);
+}
+
 struct kprobe_dead {
 	struct llist_node	node;
 	void			*ptr;
@@ -305,7 +361,7 @@ static void dead_fn(struct work_struct *work)
 
 	if (!list)
 		return;
-	synchronize_rcu_tasks();
+	ool_sync();
 	llist_for_each_entry_safe(d, tmp, list, node) {
 		if (d->pool)
 			slot_free_now(d->pool, d->ptr);
@@ -317,28 +373,24 @@ static void dead_fn(struct work_struct *work)
 
 static DECLARE_WORK(kprobe_dead_work, dead_fn);
 
-/* Free @ptr (a slot of @pool, or a site) once no task can be using it. */
-static void free_after_tasks(struct kprobe_slot_pool *pool, void *ptr)
+/* Free @ptr (a slot of @pool, or a site) once no CPU can be running it. */
+static void free_after_ool(struct kprobe_slot_pool *pool, void *ptr)
 {
 	struct kprobe_dead *d;
 
-	if (!IS_ENABLED(CONFIG_PREEMPTION))
-		goto now;
 	d = kmalloc(sizeof(*d), GFP_KERNEL);
 	if (!d) {
-		synchronize_rcu_tasks();
-		goto now;
+		ool_sync();
+		if (pool)
+			slot_free_now(pool, ptr);
+		else
+			kfree(ptr);
+		return;
 	}
 	d->ptr = ptr;
 	d->pool = pool;
 	llist_add(&d->node, &kprobe_dead_list);
 	schedule_work(&kprobe_dead_work);
-	return;
-now:
-	if (pool)
-		slot_free_now(pool, ptr);
-	else
-		kfree(ptr);
 }
 
 /**
@@ -360,7 +412,7 @@ void *kprobe_slot_alloc(void)
 void kprobe_slot_free(void *slot)
 {
 	if (slot)
-		free_after_tasks(&kprobe_insn_slots, slot);
+		free_after_ool(&kprobe_insn_slots, slot);
 }
 
 static bool pool_has(struct kprobe_slot_pool *pool, unsigned long addr)
@@ -412,7 +464,7 @@ void *kprobe_optinsn_slot_alloc(void)
 void kprobe_optinsn_slot_free(void *slot)
 {
 	if (slot)
-		free_after_tasks(&kprobe_optinsn_slots, slot);
+		free_after_ool(&kprobe_optinsn_slots, slot);
 }
 
 /**
@@ -698,12 +750,30 @@ static bool site_want_armed(struct kprobe_site *s)
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
-static struct ftrace_ops kprobe_ftrace_ops __read_mostly = {
-	.func	= kprobe_ftrace_handler,
-	.flags	= FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+/*
+ * Ftrace sites are carried by one of two ftrace_ops.  A pre_handler may
+ * move regs->ip through either (fail_function and BPF's override do), but
+ * FTRACE_OPS_FL_IPMODIFY is also a claim: ftrace lets only one such ops
+ * onto a function, and livepatch is one.  Only a site with a post_handler
+ * makes that claim (the post_handler runs as if ftrace's nop, not a
+ * patched function, came next), so that a livepatch and a probe can share
+ * a function.  KSITE_FTRACE_IPMOD says which ops carries an armed site;
+ * when its post_handlers come or go it moves to the other one: first into
+ * the new ops' filter, then the flag, then out of the old one.  While it
+ * is in both, the handler ignores the call from the ops the flag does not
+ * name, so that no hit is lost or run twice.
+ */
+struct kprobe_ftrace_ops {
+	struct ftrace_ops	ops;
+	unsigned int		armed;	/* sites in its filter */
 };
 
-static unsigned int kprobe_ftrace_armed;	/* sites in the filter */
+static struct kprobe_ftrace_ops kprobe_ftrace_ops[2] __read_mostly = {
+	{ .ops = { .func = kprobe_ftrace_handler,
+		   .flags = FTRACE_OPS_FL_SAVE_REGS } },
+	{ .ops = { .func = kprobe_ftrace_handler,
+		   .flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY } },
+};
 
 /* Set by kprobe_ftrace_kill(); the backend's ftrace handler checks it. */
 bool kprobe_ftrace_disabled __read_mostly;
@@ -716,37 +786,146 @@ void kprobe_ftrace_kill(void)
 	WRITE_ONCE(kprobe_ftrace_disabled, true);
 }
 
-/* Arm (or disarm) @n ftrace sites whose addresses are in @ips. */
-static int ftrace_sites_set(unsigned long *ips, unsigned int n, bool arm)
+/* Add @n ftrace sites whose addresses are in @ips to @kf (or remove them). */
+static int ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
+			  unsigned int n, bool add)
 {
 	int ret;
 
 	if (!n)
 		return 0;
-	if (arm) {
-		ret = ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 0, 0);
+	if (add) {
+		ret = ftrace_set_filter_ips(&kf->ops, ips, n, 0, 0);
 		if (ret)
 			return ret;
-		if (!kprobe_ftrace_armed) {
-			ret = register_ftrace_function(&kprobe_ftrace_ops);
+		if (!kf->armed) {
+			ret = register_ftrace_function(&kf->ops);
 			if (ret) {
-				ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 1, 0);
+				ftrace_set_filter_ips(&kf->ops, ips, n, 1, 0);
 				return ret;
 			}
 		}
-		kprobe_ftrace_armed += n;
+		kf->armed += n;
 		return 0;
 	}
 	/* An ops with an empty filter would trace everything: unhook first. */
-	if (kprobe_ftrace_armed == n)
-		unregister_ftrace_function(&kprobe_ftrace_ops);
-	kprobe_ftrace_armed -= n;
-	return ftrace_set_filter_ips(&kprobe_ftrace_ops, ips, n, 1, 0);
+	if (kf->armed == n)
+		unregister_ftrace_function(&kf->ops);
+	kf->armed -= n;
+	return ftrace_set_filter_ips(&kf->ops, ips, n, 1, 0);
+}
+
+/* The ftrace_ops an armed ftrace site is in (0 or 1), -1 when disarmed. */
+static int ftrace_site_at(struct kprobe_site *s)
+{
+	if (!(s->flags & KSITE_ARMED))
+		return -1;
+	return !!(s->flags & KSITE_FTRACE_IPMOD);
+}
+
+/* Where it should be, armed (@arm) or not. */
+static int ftrace_site_want(struct kprobe_site *s, bool arm)
+{
+	return arm ? !!(s->flags & KSITE_POST) : -1;
+}
+
+/*
+ * Arm (@arm) the ftrace sites of @batch in the ftrace_ops their probes
+ * call for, moving those armed in the other one, or disarm them.  On
+ * failure (another IPMODIFY user on the function, no memory) the sites
+ * concerned stay as they were and the error is returned.  Once ftrace is
+ * dead nothing reaches the handler any more: sites are only marked.
+ */
+static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
+{
+	unsigned int nadd[2] = {}, ndel[2] = {}, n = 0, i;
+	unsigned long *ips, *add[2], *del[2];
+	struct kprobe_site *s;
+	int at, want, ret = 0, err[2] = {};
+
+	list_for_each_entry(s, batch, batch) {
+		if (!(s->flags & KSITE_FTRACE))
+			continue;
+		at = ftrace_site_at(s);
+		want = ftrace_site_want(s, arm);
+		if (at == want)
+			continue;
+		if (READ_ONCE(kprobe_ftrace_disabled)) {
+			s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
+			if (want >= 0)
+				ret = -ENODEV;
+			continue;
+		}
+		if (want >= 0)
+			nadd[want]++;
+		if (at >= 0)
+			ndel[at]++;
+		n++;
+	}
+	if (!n)
+		return ret;
+	ips = kmalloc_array(nadd[0] + nadd[1] + ndel[0] + ndel[1], sizeof(*ips),
+			    GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	add[0] = ips;
+	add[1] = add[0] + nadd[0];
+	del[0] = add[1] + nadd[1];
+	del[1] = del[0] + ndel[0];
+
+	/* In first: a moving site is then carried by both for a while. */
+	memset(nadd, 0, sizeof(nadd));
+	list_for_each_entry(s, batch, batch) {
+		want = ftrace_site_want(s, arm);
+		if ((s->flags & KSITE_FTRACE) && want >= 0 &&
+		    ftrace_site_at(s) != want)
+			add[want][nadd[want]++] = (unsigned long)s->addr;
+	}
+	for (i = 0; i < 2; i++)
+		err[i] = ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
+
+	/*
+	 * Then the flags, which say which ops counts, and out of the old
+	 * ops.  A site that could not go into its new ops stays as it was.
+	 */
+	memset(ndel, 0, sizeof(ndel));
+	list_for_each_entry(s, batch, batch) {
+		if (!(s->flags & KSITE_FTRACE))
+			continue;
+		at = ftrace_site_at(s);
+		want = ftrace_site_want(s, arm);
+		if (at == want || (want >= 0 && err[want]))
+			continue;
+		s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
+		if (want >= 0)
+			s->flags |= KSITE_ARMED | (want ? KSITE_FTRACE_IPMOD : 0);
+		if (at >= 0)
+			del[at][ndel[at]++] = (unsigned long)s->addr;
+	}
+	for (i = 0; i < 2; i++) {
+		/* Only allocation can fail here: the sites stay in, unused. */
+		if (ftrace_ops_set(&kprobe_ftrace_ops[i], del[i], ndel[i], false))
+			pr_warn("ftrace kept %u disarmed probe(s) in its filter\n",
+				ndel[i]);
+		if (err[i]) {
+			pr_warn("ftrace refused to arm %u probe(s)%s: %d\n",
+				nadd[i], i ? " with a post_handler" : "", err[i]);
+			ret = err[i];
+		}
+	}
+	kfree(ips);
+	return ret;
 }
 #else
-static int ftrace_sites_set(unsigned long *ips, unsigned int n, bool arm)
+static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 {
-	return n ? -EOPNOTSUPP : 0;
+	struct kprobe_site *s;
+
+	list_for_each_entry(s, batch, batch) {
+		if ((s->flags & KSITE_FTRACE) && !(s->flags & KSITE_ARMED) == arm)
+			return -EOPNOTSUPP;
+	}
+	return 0;
 }
 #endif
 
@@ -772,27 +951,32 @@ static void arm_sync_fn(struct work_struct *work)
 static DECLARE_DELAYED_WORK(arm_sync_work, arm_sync_fn);
 
 /*
+ * Is @s armed the way its probes want (want: armed at all)?  An ftrace
+ * site must also be in the right ftrace_ops.
+ */
+static bool site_armed_as(struct kprobe_site *s, bool want)
+{
+	if (!!(s->flags & KSITE_ARMED) != want)
+		return false;
+	return !want || !(s->flags & KSITE_FTRACE) ||
+	       !(s->flags & KSITE_FTRACE_IPMOD) == !(s->flags & KSITE_POST);
+}
+
+/*
  * Bring every site on @batch to the armed state @arm.  Breakpoint sites
- * cannot fail.  Ftrace sites go in one filter update, which can (another
- * IPMODIFY user on the function, no memory): they are then left as they
- * were and the error is returned.
+ * cannot fail.  Ftrace sites go in one filter update per ftrace_ops,
+ * which can (another IPMODIFY user on the function, no memory): they are
+ * then left as they were and the error is returned.
  */
 static int sites_set_armed(struct list_head *batch, bool arm)
 {
 	struct kprobe_site *s;
-	unsigned long *ips = NULL;
-	unsigned int nftrace = 0, nbp = 0, i = 0;
-	int ret = 0;
+	unsigned int nbp = 0;
 
 	list_for_each_entry(s, batch, batch) {
-		if (!!(s->flags & KSITE_ARMED) == arm)
-			continue;
-		if (s->flags & KSITE_FTRACE)
-			nftrace++;
-		else
+		if (!!(s->flags & KSITE_ARMED) != arm && !(s->flags & KSITE_FTRACE))
 			nbp++;
 	}
-
 	if (nbp) {
 		mutex_lock(&text_mutex);
 		list_for_each_entry(s, batch, batch) {
@@ -808,28 +992,7 @@ static int sites_set_armed(struct list_head *batch, bool arm)
 			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
 	}
-
-	if (!nftrace)
-		return 0;
-	ips = kmalloc_array(nftrace, sizeof(*ips), GFP_KERNEL);
-	if (!ips)
-		return -ENOMEM;
-	list_for_each_entry(s, batch, batch) {
-		if (!!(s->flags & KSITE_ARMED) != arm && (s->flags & KSITE_FTRACE))
-			ips[i++] = (unsigned long)s->addr;
-	}
-	ret = ftrace_sites_set(ips, nftrace, arm);
-	kfree(ips);
-	if (ret) {
-		pr_warn("ftrace refused to %s %u probe(s): %d\n",
-			arm ? "arm" : "disarm", nftrace, ret);
-		return ret;
-	}
-	list_for_each_entry(s, batch, batch) {
-		if (!!(s->flags & KSITE_ARMED) != arm && (s->flags & KSITE_FTRACE))
-			s->flags ^= KSITE_ARMED;
-	}
-	return 0;
+	return ftrace_sites_set_armed(batch, arm);
 }
 
 /*
@@ -849,7 +1012,7 @@ static void sites_update(struct list_head *batch)
 
 		if (!want || (s->flags & KSITE_POST))
 			opt_leave(s, &unopt);
-		if (want == !!(s->flags & KSITE_ARMED))
+		if (site_armed_as(s, want))
 			continue;
 		list_move_tail(&s->batch, want ? &to_arm : &to_disarm);
 	}
@@ -882,12 +1045,12 @@ static void sites_release(struct list_head *dead)
 		list_del(&s->batch);
 		arch_kprobe_site_release(s);
 		/*
-		 * A detour names its site, and a preempted task may still be
-		 * on its way from the jump to the handler: such a site waits
-		 * for RCU tasks, like the detour itself.
+		 * A detour names its site, and a CPU may still be on its way
+		 * from the jump to the handler (see ool_sync()): such a site
+		 * waits like the detour itself.
 		 */
 		if (s->flags & KSITE_OPT_DETOUR) {
-			free_after_tasks(NULL, s);
+			free_after_ool(NULL, s);
 			continue;
 		}
 		/*
@@ -967,7 +1130,7 @@ static void kprobe_sync_nop(void *unused)
  *     site's region and builds its detour, and the site moves to
  *     opt_ready; from then on breakpoint hits run the detour's copy of the
  *     region (KSITE_OPT_READY), so no CPU enters the region's middle;
- *  2. without the mutex, one RCU-tasks grace period for all of them: every
+ *  2. without the mutex, one ool_sync() for all of them: every CPU and
  *     task that was inside a region before (interrupted, or preempted) has
  *     left it;
  *  3. under kprobe_mutex again, the jumps of the sites still on opt_ready
@@ -1003,13 +1166,27 @@ static bool opt_burst;
 static void optimizer_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(optimizer_work, optimizer_fn);
 
+/*
+ * What users see as optimized (KPROBE_FLAG_OPTIMIZED, [OPTIMIZED] in the
+ * debugfs list): a site whose jump is in, or that the optimizer has
+ * committed to, its detour built and its breakpoint hits already running
+ * the detour's copy, the jump following once the wait of step 2 is over.
+ * Upstream marks a probe when it queues it; a preemptible kernel's wait
+ * takes a tenth of a second or more, and tools (upstream's selftests
+ * among them) look right after a probe was enabled.
+ */
+static bool opt_shown(struct kprobe_site *s)
+{
+	return s->flags & (KSITE_OPTIMIZED | KSITE_OPT_WAIT);
+}
+
 /* Probes show the site's state in KPROBE_FLAG_OPTIMIZED. */
 static void opt_mark(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
 	list_for_each_entry(p, &s->probes, list) {
-		if (s->flags & KSITE_OPTIMIZED)
+		if (opt_shown(s))
 			p->flags |= KPROBE_FLAG_OPTIMIZED;
 		else
 			p->flags &= ~KPROBE_FLAG_OPTIMIZED;
@@ -1040,6 +1217,7 @@ static void opt_dequeue(struct kprobe_site *s)
 {
 	list_del_init(&s->opt);
 	s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_WAIT | KSITE_OPT_READY);
+	opt_mark(s);
 }
 
 /*
@@ -1156,6 +1334,7 @@ static void optimizer_fn(struct work_struct *work)
 		} else {
 			s->flags |= KSITE_OPT_WAIT | KSITE_OPT_READY;
 			list_move_tail(&s->opt, &opt_ready);
+			opt_mark(s);
 		}
 		if (++n % OPTIMIZER_CHUNK == 0) {
 			mutex_unlock(&kprobe_mutex);
@@ -1168,8 +1347,8 @@ static void optimizer_fn(struct work_struct *work)
 	if (!n)
 		return;
 
-	/* 2. Let every task that may be inside a region leave it. */
-	synchronize_rcu_tasks();
+	/* 2. Let every CPU and task that may be inside a region leave it. */
+	ool_sync();
 
 	/* 3. Write the jumps of the sites still waiting. */
 	mutex_lock(&kprobe_mutex);
@@ -1195,8 +1374,9 @@ static void optimizer_fn(struct work_struct *work)
  * wait_for_kprobe_optimizer() - wait until the optimizer's queue is empty
  *
  * Every probe registered before the call is then either optimized or known
- * not to qualify (for now).  May sleep for an RCU-tasks grace period; must
- * not be called with kprobe locks held.
+ * not to qualify (for now).  May sleep for an RCU-tasks grace period, or
+ * until every CPU has switched tasks; must not be called with kprobe locks
+ * held.
  */
 void wait_for_kprobe_optimizer(void)
 {
@@ -1456,11 +1636,21 @@ fail:
 	return NULL;
 }
 
-/* The index of @mod, built if need be; kprobe_sym_mutex held. */
+/*
+ * The index of @mod, built if need be; kprobe_sym_mutex held.  Callers
+ * hold a reference on @mod but not kprobe_mutex, so a module whose init
+ * fails can reach its GOING notifier (modsyms_forget(), under the same
+ * mutex) before we get here: an index built then would outlive the module
+ * and be found again by a new one at the same address.  Hence only a live
+ * module gets one, and the loader sets any other state before it calls the
+ * GOING notifiers.  Coming modules are rare enough for kallsyms.
+ */
 static struct kprobe_modsyms *modsyms_get(struct module *mod)
 {
 	struct kprobe_modsyms *ms;
 
+	if (READ_ONCE(mod->state) != MODULE_STATE_LIVE)
+		return NULL;
 	list_for_each_entry(ms, &kprobe_modsyms_list, list) {
 		if (ms->mod == mod)
 			return ms;
@@ -1685,6 +1875,23 @@ static unsigned long ftrace_site_of(unsigned long addr)
 }
 
 /*
+ * Is @addr in a function's preamble: the CFI type hash (__cfi_) that
+ * callers read, or the padding (__pfx_) that call depth tracking and
+ * FineIBT rewrite at boot?  Neither is code that runs as written.  Only
+ * configurations that emit them need the symbol lookup.
+ */
+static bool in_preamble(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+
+	if (!IS_ENABLED(CONFIG_CFI_CLANG) && !IS_ENABLED(CONFIG_CALL_PADDING))
+		return false;
+	if (lookup_symbol_name(addr, name))
+		return false;
+	return str_has_prefix(name, "__cfi_") || str_has_prefix(name, "__pfx_");
+}
+
+/*
  * May @addr carry a probe?  Called under kprobe_mutex, so a module seen
  * alive here cannot finish unloading before our module notifier has seen
  * the sites we create.
@@ -1718,6 +1925,10 @@ static int check_text(unsigned long addr)
 
 	if (within_kprobe_blacklist(addr)) {
 		pr_warn("%pS is on the blacklist\n", (void *)addr);
+		return -EINVAL;
+	}
+	if (in_preamble(addr)) {
+		pr_warn("%pS is a function's preamble, not its code\n", (void *)addr);
 		return -EINVAL;
 	}
 
@@ -1899,8 +2110,12 @@ static int prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 		if (!ftrace)
 			opt_neighbours((unsigned long)addr, true);
 		s = site_create(addr, ftrace, &opcode);
-		if (IS_ERR(s))
+		if (IS_ERR(s)) {
+			/* Refused: the neighbours may have their jumps back. */
+			if (!ftrace)
+				opt_neighbours((unsigned long)addr, false);
 			return PTR_ERR(s);
+		}
 		created = true;
 	} else {
 		struct kprobe *first = kprobe_site_first(s);
@@ -2018,7 +2233,7 @@ int register_kprobes(struct kprobe **kps, int num)
 
 	/* A site that would not arm (ftrace refused it) fails the batch. */
 	list_for_each_entry(s, &batch, batch) {
-		if (site_want_armed(s) && !(s->flags & KSITE_ARMED))
+		if (site_want_armed(s) && !site_armed_as(s, true))
 			ret = -EBUSY;
 	}
 	while (!list_empty(&batch))
@@ -2203,7 +2418,7 @@ static int set_disabled(struct kprobe *p, bool disable)
 	list_add_tail(&s->batch, &batch);
 	sites_update(&batch);
 	list_del_init(&s->batch);
-	if (!disable && site_want_armed(s) && !(s->flags & KSITE_ARMED)) {
+	if (!disable && site_want_armed(s) && !site_armed_as(s, true)) {
 		p->flags |= KPROBE_FLAG_DISABLED;
 		ret = -EBUSY;
 	}
@@ -2269,7 +2484,7 @@ static void site_kill(struct kprobe_site *s)
 	struct kprobe *p;
 
 	opt_forget(s);
-	s->flags &= ~KSITE_ARMED;
+	s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
 	s->flags |= KSITE_GONE;
 	list_for_each_entry(p, &s->probes, list)
 		p->flags |= KPROBE_FLAG_GONE;
@@ -2906,30 +3121,32 @@ NOKPROBE_SYMBOL(kretprobe_return_slow);
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 {
 	struct llist_head *pending = &current->kretprobe_instances;
-	struct llist_node *node = READ_ONCE(pending->first);
 	struct kretprobe_instance *ri;
+	struct llist_node *node;
 	unsigned long ret;
 
 	/*
 	 * The common case: the newest instance is this frame's and holds the
 	 * real return address (one kretprobe on the function, no frame above
-	 * it left without returning), and no probe is running (none ever is
-	 * when a probed call returns; the general case keeps whatever it
-	 * finds).  Nothing here can be probed, and interrupts need not be
-	 * held off: one that comes between our read and our write may push
+	 * it left without returning), and no probe is running on this CPU
+	 * (none ever is when a probed call returns; the general case keeps
+	 * whatever it finds), which is only worth asking with preemption
+	 * off.  Nothing here can be probed, and interrupts need not be held
+	 * off: one that comes between our read and our write may push
 	 * instances, but it pops them before it returns, so the list is back
 	 * as we read it.
 	 */
+	preempt_disable();
+	node = READ_ONCE(pending->first);
 	if (unlikely(!node))
-		return kretprobe_return_slow(regs, fp);
+		goto slow;
 	ri = to_instance(node);
 	ret = (unsigned long)ri->ret_addr;
 	if (unlikely(ri->fp != fp ||
 		     ret == (unsigned long)arch_kretprobe_trampoline ||
 		     kprobe_running()))
-		return kretprobe_return_slow(regs, fp);
+		goto slow;
 
-	preempt_disable();
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	arch_kretprobe_restore(regs, fp, ret);
 	WRITE_ONCE(pending->first, node->next);
@@ -2938,6 +3155,9 @@ unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 	__this_cpu_write(current_kprobe, NULL);
 	preempt_enable();
 	return ret;
+slow:
+	preempt_enable();
+	return kretprobe_return_slow(regs, fp);
 }
 
 NOKPROBE_SYMBOL(kretprobe_trampoline_handler);
@@ -2963,20 +3183,25 @@ NOKPROBE_SYMBOL(is_kretprobe_trampoline);
  *
  * For unwinders, which meet a task's frames innermost first: the search
  * starts after the instance found last time, and falls back to the whole
- * list.  Another task's list may change under us (it only matters for a
- * running task, whose stack trace is a guess anyway); instances are freed
- * only after a grace period, and the walk is bounded.
+ * list.  A task other than current must not be running: its list changes
+ * under us as it calls and returns, and an instance it gives back may be
+ * on another task's list by the time we follow it, so no answer is given
+ * (the unwinder then shows the trampoline).  Instances are freed only
+ * after a grace period, and the walk is bounded.
  *
- * Return: the address, or 0 if @tsk has no instance for @fp.
+ * Return: the address, or 0 if @tsk has no instance for @fp or is running.
  */
 unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 				      struct llist_node **cur)
 {
-	struct llist_node *start = *cur ? READ_ONCE((*cur)->next) : NULL;
-	struct llist_node *node, *from = start;
+	struct llist_node *start, *node, *from;
 	unsigned long ret = 0;
 	int pass, budget;
 
+	if (tsk != current && task_is_running(tsk))
+		return 0;
+	start = *cur ? READ_ONCE((*cur)->next) : NULL;
+	from = start;
 	rcu_read_lock();
 	for (pass = 0; pass < 2 && !ret; pass++) {
 		if (!from)
@@ -3250,7 +3475,7 @@ static void list_one(struct seq_file *m, struct kprobe_site *s,
 		seq_puts(m, "  [GONE]");
 	else if (p->flags & KPROBE_FLAG_DISABLED)
 		seq_puts(m, "  [DISABLED]");
-	if (s->flags & KSITE_OPTIMIZED)
+	if (p->flags & KPROBE_FLAG_OPTIMIZED)
 		seq_puts(m, "  [OPTIMIZED]");
 	if (kprobe_ftrace(p))
 		seq_puts(m, "  [FTRACE]");
@@ -3356,6 +3581,7 @@ static int __init kprobes_init(void)
 	mutex_lock(&kprobe_mutex);
 	blacklist_init();
 	mutex_unlock(&kprobe_mutex);
+	ool_sync_init();
 	opt_init();
 
 #ifdef CONFIG_MODULES

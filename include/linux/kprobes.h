@@ -55,7 +55,7 @@ typedef int (*kretprobe_handler_t)(struct kretprobe_instance *ri,
 /* kprobe.flags: the user may set DISABLED before registering; the rest are ours. */
 #define KPROBE_FLAG_GONE		1	/* the probed text went away */
 #define KPROBE_FLAG_DISABLED		2	/* registered but not firing */
-#define KPROBE_FLAG_OPTIMIZED		4	/* reached through a jump, not a trap */
+#define KPROBE_FLAG_OPTIMIZED		4	/* reached through a jump (or soon) */
 #define KPROBE_FLAG_FTRACE		8	/* carried by an ftrace_ops */
 #define KPROBE_FLAG_ON_FUNC_ENTRY	16	/* placed on a function's entry */
 

@@ -47,8 +47,10 @@
 #define KSITE_OPTIMIZED	BIT(6)	/* the jump to the detour is in the text */
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
 #define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
-#define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed after RCU tasks */
+#define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed like OOL text */
 #define KSITE_OPT_JUMPED BIT(11)	/* its jump was written: see unregister */
+/* An armed ftrace site is in the ftrace_ops with IPMODIFY (kernel/kprobes.c). */
+#define KSITE_FTRACE_IPMOD BIT(12)
 /* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
 #define KSITE_ARCH_SLOW	BIT(10)
 
@@ -160,7 +162,7 @@ extern const char * const arch_kretprobe_refused[];
  *
  *   arch_optprobe_prepare(s)          optimizer, kprobe_mutex held: check
  *                                     the region and build the detour
- *   -- the core waits for every task to leave the region (RCU tasks) --
+ *   -- the core waits for every CPU and task to leave the region --
  *   arch_optprobe_poke(s) ...         text_mutex held, many sites
  *   arch_optprobe_poke_finish()       once per batch
  *   arch_optprobe_unpoke(list)        back to a breakpoint, text_mutex held

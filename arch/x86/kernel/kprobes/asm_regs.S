@@ -10,6 +10,7 @@
 #include <linux/linkage.h>
 #include <asm/asm-offsets.h>
 #include <asm/segment.h>
+#include <asm/smap.h>
 #include <asm/unwind_hints.h>
 
 /*
@@ -65,11 +66,15 @@
  * below our return address, make room for a pt_regs and fill it, sp being
  * the probed context's (just above the return address).  ip is left to
  * the caller; %rax is free afterwards.  Nothing may change the flags
- * before they are saved, hence lea.
+ * before they are saved, hence lea.  The probed instruction may sit
+ * between stac and clac (a user access): handlers must not run with user
+ * memory open, so AC is cleared once saved; the flags are put back whole
+ * on the way out.
  */
 .macro KX_ENTER_FROM_SLOT
 	leaq	-PTREGS_SIZE(%rsp), %rsp
 	KX_SAVE_REGS
+	ASM_CLAC
 	leaq	PTREGS_SIZE + 8(%rsp), %rax
 	movq	%rax, RSP(%rsp)
 .endm

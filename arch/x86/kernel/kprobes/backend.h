@@ -11,8 +11,9 @@
 /*
  * Values of arch_kprobe_site.how.  Everything from KX_JMP on is emulated
  * in the trap handler: those instructions either leave the straight line
- * (so a call placed after an out-of-line copy would never be reached) or
- * depend on where they sit (call pushes its own address).
+ * (so a call placed after an out-of-line copy would never be reached),
+ * depend on where they sit (call pushes its own address), or change the
+ * interrupt flag, which a tracked step holds clear and then restores.
  */
 enum {
 	KX_STEP,	/* run the copy out of line, call back after it */
@@ -25,6 +26,9 @@ enum {
 	KX_RET,		/* ret, ret imm16 */
 	KX_JMP_IND,	/* jmp through a register or memory (ff /4) */
 	KX_CALL_IND,	/* call through a register or memory (ff /2) */
+	KX_CLI,		/* cli */
+	KX_STI,		/* sti, not right before hlt or mwait */
+	KX_POPF,	/* popf (64-bit operand) */
 };
 
 /* .cc of an indirect branch: operand in memory; low two bits: scale. */

@@ -73,6 +73,8 @@
 #include <linux/unaligned.h>
 #include <linux/sched.h>
 #include <linux/ftrace.h>
+#include <linux/entry-common.h>
+#include <linux/perf_event.h>
 
 #include <asm/alternative.h>
 #include <asm/text-patching.h>
@@ -379,17 +381,36 @@ static int kx_classify_0f(struct arch_kprobe_site *a, struct insn *insn,
 }
 
 /*
+ * sti holds interrupts off for one more instruction, which emulation
+ * cannot do: "sti; hlt" (or mwait) would then take the wakeup interrupt
+ * before halting, and halt with nothing left to wake it.  Is the
+ * instruction at @next one of those?
+ */
+static bool kx_sti_shadow_needed(unsigned long next)
+{
+	u8 b[3];
+
+	if (copy_from_kernel_nofault(b, (void *)next, sizeof(b)))
+		return true;
+	return b[0] == 0xf4 ||					/* hlt */
+	       (b[0] == 0x0f && b[1] == 0x01 &&
+		(b[2] == 0xc9 || b[2] == 0xfb));		/* mwait(x) */
+}
+
+/*
  * Decide how a hit executes @insn (found at @addr) and record what that
  * needs in @a.  Returns 0 or -EINVAL.
  *
- * Refused one-byte opcodes: those that change IF (cli, sti, popf, iret),
- * software interrupts (int3, int n, into, int1), hlt (it would halt with
- * IF cleared), far branches and far returns, and moves to segment
- * registers (a write to %ss holds off interrupts for one instruction, one
- * to %gs replaces the per-CPU base the trap path relies on).  Reads of
- * segment registers, moves to %cr/%dr, wrmsr, in/out and the like are
- * copied: at CPL 0 they behave the same at any address, and a #GP from a
- * *_safe MSR access is sent back to its own exception-table entry (see
+ * cli, sti and popf are emulated: they change IF, which a step holds
+ * clear.  Refused one-byte opcodes: iret, sti right before hlt or mwait
+ * (see kx_sti_shadow_needed()), popf with a 16-bit operand, software
+ * interrupts (int3, int n, into, int1), hlt (it would halt with IF
+ * cleared), far branches and far returns, and moves to segment registers
+ * (a write to %ss holds off interrupts for one instruction, one to %gs
+ * replaces the per-CPU base the trap path relies on).  Reads of segment
+ * registers, moves to %cr/%dr, wrmsr, in/out and the like are copied: at
+ * CPL 0 they behave the same at any address, and a #GP from a *_safe MSR
+ * access is sent back to its own exception-table entry (see
  * kprobe_fault_handler()).
  */
 int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
@@ -449,8 +470,18 @@ int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
 		a->how = KX_STEP_PUSHF;
 		return 0;
 	case 0x9d:		/* popf */
+		if (kx_has_prefix(insn, 0x66))
+			return -EINVAL;
+		a->how = KX_POPF;
+		return 0;
 	case 0xfa:		/* cli */
+		a->how = KX_CLI;
+		return 0;
 	case 0xfb:		/* sti */
+		if (kx_sti_shadow_needed(next))
+			return -EINVAL;
+		a->how = KX_STI;
+		return 0;
 	case 0xcf:		/* iret */
 	case 0xcc:		/* int3 */
 	case 0xcd:		/* int n */
@@ -545,6 +576,8 @@ static int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
 	}
 
 	text_poke_copy(slot, img, sizeof(img));
+	/* A trace decoder (Intel PT) must see what the slot now holds. */
+	perf_event_text_poke(slot, NULL, 0, img, sizeof(img));
 	a->slot = slot;
 	return 0;
 }
@@ -805,10 +838,12 @@ static bool kx_batch_dirty;
  * A single-byte write is atomic with respect to instruction fetch: every
  * CPU sees either the old instruction or int3.  Other CPUs are only
  * guaranteed to stop using stale bytes after arch_kprobe_poke_finish().
- * Caller holds text_mutex.
+ * Each write is reported to perf (PERF_RECORD_TEXT_POKE), for decoders of
+ * instruction traces.  Caller holds text_mutex.
  */
 void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 {
+	u8 old = arm ? s->arch.opcode : INT3_INSN_OPCODE;
 	u8 byte = arm ? INT3_INSN_OPCODE : s->arch.opcode;
 
 	lockdep_assert_held(&text_mutex);
@@ -816,6 +851,7 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 	    (s->flags & KSITE_GONE))
 		return;
 	text_poke(s->addr, &byte, INT3_INSN_SIZE);
+	perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte, INT3_INSN_SIZE);
 	kx_batch_dirty = true;
 }
 
@@ -879,6 +915,13 @@ unreadable:
 	return false;
 }
 
+/* The flags popf can change at CPL 0; RF is cleared, VM, VIF, VIP kept. */
+#define KX_POPF_FLAGS	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
+			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_TF | \
+			 X86_EFLAGS_IF | X86_EFLAGS_DF | X86_EFLAGS_OF | \
+			 X86_EFLAGS_IOPL | X86_EFLAGS_NT | X86_EFLAGS_AC | \
+			 X86_EFLAGS_ID)
+
 /*
  * Execute an emulated instruction of @s on @regs, as the CPU would have at
  * s->addr.  Pushes go below regs->sp: the int3 entry code leaves a gap
@@ -927,8 +970,22 @@ static bool kx_emulate(struct kprobe_site *s, struct pt_regs *regs)
 			int3_emulate_push(regs, next);
 		int3_emulate_jmp(regs, dest);
 		return true;
+	case KX_CLI:
+		regs->flags &= ~X86_EFLAGS_IF;
+		break;
+	case KX_STI:
+		regs->flags |= X86_EFLAGS_IF;
+		break;
+	case KX_POPF:
+		dest = int3_emulate_pop(regs);
+		regs->flags = (regs->flags & ~(KX_POPF_FLAGS | X86_EFLAGS_RF)) |
+			      (dest & KX_POPF_FLAGS);
+		break;
+	default:
+		return false;
 	}
-	return false;
+	int3_emulate_jmp(regs, next);
+	return true;
 }
 
 NOKPROBE_SYMBOL(kx_emulate);
@@ -984,6 +1041,28 @@ static noinline void kx_site_post(struct kprobe_site *s, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kx_site_post);
 
+/*
+ * The post_handlers of a step.  They run from a call at the end of the
+ * copy, not from an exception, so they enter the same context as the
+ * pre_handlers before them (and upstream's #DB path): NMI-like, in_nmi()
+ * true, lockdep told that interrupts are off, which they are.  The exit
+ * puts back what lockdep thought before, whatever a handler did with
+ * local_irq_save() and friends.
+ */
+static nokprobe_inline void kx_step_post(struct kprobe_site *s,
+					 struct kprobe *p, struct pt_regs *regs)
+{
+	irqentry_state_t state = irqentry_nmi_enter(regs);
+
+	if (!p) {
+		kx_site_post(s, regs);
+	} else {
+		__this_cpu_write(current_kprobe, p);
+		p->post_handler(p, regs, 0);
+	}
+	irqentry_nmi_exit(regs, state);
+}
+
 /* The tracked copy has run: finish the hit. */
 static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 					struct pt_regs *regs)
@@ -1004,12 +1083,8 @@ static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 	if (!f->missed) {
 		struct kprobe *p = kprobe_site_solo(s);
 
-		if (!p) {
-			kx_site_post(s, regs);
-		} else if (p->post_handler) {
-			__this_cpu_write(current_kprobe, p);
-			p->post_handler(p, regs, 0);
-		}
+		if (!p || p->post_handler)
+			kx_step_post(s, p, regs);
 	}
 	kx_pop(c, f);
 }

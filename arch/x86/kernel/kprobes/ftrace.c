@@ -3,19 +3,21 @@
  * x86-64 kprobes backend: sites carried by ftrace.
  *
  * A probe on a function's fentry call site cannot use a breakpoint: ftrace
- * owns those five bytes.  The core instead filters one ftrace_ops (with
- * SAVE_REGS and IPMODIFY) to such sites, and ftrace calls the handler below
- * from ftrace_regs_caller with a full pt_regs.  There is nothing to step:
- * the "probed instruction" is ftrace's own nop, and executing it means
- * going on at the next instruction.
+ * owns those five bytes.  The core instead filters an ftrace_ops to such
+ * sites (one with IPMODIFY for sites with a post_handler, one without for
+ * the others), and ftrace calls the handler below from ftrace_regs_caller
+ * with a full pt_regs.  There is nothing to step: the "probed
+ * instruction" is ftrace's own nop, and executing it means going on at
+ * the next instruction.
  *
  * In ftrace_regs_caller, regs->ip starts as the return address of the
- * fentry call (ip + MCOUNT_INSN_SIZE), and whatever it holds afterwards is
- * where the function resumes.  So an untouched regs->ip must read
- * ip + MCOUNT_INSN_SIZE on the way out.  The handlers, though, expect to
- * see what a breakpoint would show them: regs->ip just past an int3 at the
- * probed address.  We present that, then move regs->ip past the nop before
- * the post handlers, unless a pre_handler redirected execution.
+ * fentry call (ip + MCOUNT_INSN_SIZE), unless another ftrace user ran
+ * first and moved it (a livepatch sends it to the new function), and
+ * whatever it holds afterwards is where execution resumes.  The handlers,
+ * though, expect to see what a breakpoint would show them: regs->ip just
+ * past an int3 at the probed address.  We present that, move regs->ip
+ * past the nop for the post handlers, and put back what we found, unless
+ * a pre_handler redirected execution.
  */
 
 #include <linux/kprobes.h>
@@ -27,20 +29,22 @@
 /*
  * Redirected: ftrace resumes wherever regs->ip now points.  A handler that
  * claimed a redirection but left regs->ip where we put it would send the
- * CPU into the middle of the nop; resume after the nop instead, which is
- * all that skipping a nop can mean.
+ * CPU into the middle of the nop; resume where we would have anyway.
  */
 static nokprobe_inline void kx_ftrace_redirected(unsigned long ip,
+						 unsigned long orig,
 						 struct pt_regs *regs)
 {
 	if (regs->ip == ip + INT3_INSN_SIZE)
-		regs->ip = ip + MCOUNT_INSN_SIZE;
+		regs->ip = orig;
 }
 
 /* Several probes on the site, or a hit while a probe runs. */
 static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 				    struct pt_regs *regs)
 {
+	unsigned long orig = regs->ip;
+
 	if (kprobe_running()) {
 		kprobe_site_missed(s);
 		return;
@@ -53,12 +57,14 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 	 */
 	regs->ip = ip + INT3_INSN_SIZE;
 	if (kprobe_site_pre(s, regs)) {
-		kx_ftrace_redirected(ip, regs);
+		kx_ftrace_redirected(ip, orig, regs);
 	} else {
-		/* The nop has "run": resume after it, then post handlers. */
-		regs->ip = ip + MCOUNT_INSN_SIZE;
-		if (READ_ONCE(s->flags) & KSITE_POST)
+		/* The nop has "run": post handlers see the next instruction. */
+		if (READ_ONCE(s->flags) & KSITE_POST) {
+			regs->ip = ip + MCOUNT_INSN_SIZE;
 			kprobe_site_post(s, regs);
+		}
+		regs->ip = orig;
 	}
 	__this_cpu_write(current_kprobe, NULL);
 }
@@ -69,12 +75,14 @@ NOKPROBE_SYMBOL(kx_ftrace_slow);
  * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops
  * @ip: address of the fentry call site (the site's address)
  * @parent_ip: return address of the traced function
- * @ops: the kprobes ftrace_ops
+ * @ops: the kprobes ftrace_ops that called us
  * @fregs: the saved registers
  *
  * Runs the site's handlers like a breakpoint hit would, or counts a miss
- * when this CPU is already inside a probe.  Does nothing once ftrace has
- * been declared dead (kprobe_ftrace_kill()).
+ * when this CPU is already inside a probe.  A site moving from one of the
+ * two ftrace_ops to the other is briefly in both: only the one
+ * KSITE_FTRACE_IPMOD names counts.  Does nothing once ftrace has been
+ * declared dead (kprobe_ftrace_kill()).
  *
  * Recursion needs no lock of its own here: everything this runs before
  * current_kprobe is set is NOKPROBE (no probe of ours can be on it), and
@@ -87,6 +95,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct kprobe_site *s;
+	unsigned long orig;
 	struct kprobe *p;
 
 	if (unlikely(!regs || READ_ONCE(kprobe_ftrace_disabled)))
@@ -94,7 +103,9 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	if (unlikely(!s))
+	if (unlikely(!s ||
+		     !(READ_ONCE(s->flags) & KSITE_FTRACE_IPMOD) !=
+		     !(ops->flags & FTRACE_OPS_FL_IPMODIFY)))
 		goto out;
 
 	/*
@@ -106,16 +117,18 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 		kx_ftrace_slow(s, ip, regs);
 		goto out;
 	}
+	orig = regs->ip;
 	regs->ip = ip + INT3_INSN_SIZE;
 	__this_cpu_write(current_kprobe, p);
 	if (p->pre_handler(p, regs)) {
-		kx_ftrace_redirected((unsigned long)p->addr, regs);
+		kx_ftrace_redirected((unsigned long)p->addr, orig, regs);
 	} else {
-		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 		if (p->post_handler) {
+			regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 			__this_cpu_write(current_kprobe, p);
 			p->post_handler(p, regs, 0);
 		}
+		regs->ip = orig;
 	}
 	__this_cpu_write(current_kprobe, NULL);
 out:

@@ -19,9 +19,9 @@
  * The replacement is only safe if no CPU can ever arrive in the middle of
  * the region, now or later.  The backend checks the text; the core makes
  * sure that nothing already inside the region is left there (it writes the
- * jmp only after an RCU-tasks grace period that started with the int3 in
- * place), and keeps other probes out of the region.  What the text must
- * satisfy here:
+ * jmp only after a wait, begun with the int3 in place, until every CPU and
+ * task inside the region has left it), and keeps other probes out of the
+ * region.  What the text must satisfy here:
  *
  *  - every instruction of the region runs the same from the detour: the
  *    ones we would step out of line anyway (no branch, call or ret, nothing
@@ -62,6 +62,7 @@
 #include <linux/memory.h>
 #include <linux/unaligned.h>
 #include <linux/string.h>
+#include <linux/perf_event.h>
 
 #include <asm/insn.h>
 #include <asm/text-patching.h>
@@ -333,9 +334,10 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 		return len;
 	if (kx_region_reserved(addr, addr + len, patched))
 		return -EBUSY;
+	/* Branches may land on addr (the jmp's start), nowhere after it. */
 	ret = kx_scan(f.start, end, addr, addr + len);
 	if (!ret)
-		ret = kx_scan_cold(&f, addr + 1, addr + len);
+		ret = kx_scan_cold(&f, addr, addr + len);
 	if (ret)
 		return ret;
 	if (kx_fetch_orig(&ov, addr, buf) < JMP32_INSN_SIZE)
@@ -360,6 +362,7 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 	put_unaligned((unsigned long)s, (unsigned long *)(img + KX_OPT_SITE));
 
 	text_poke_copy(slot, img, sizeof(img));
+	perf_event_text_poke(slot, NULL, 0, img, sizeof(img));
 	memcpy(a->orig, buf, JMP32_INSN_SIZE);
 	a->region = len;
 	a->detour = slot;
@@ -385,8 +388,8 @@ unsigned int arch_optprobe_region(struct kprobe_site *s)
  * @s: an armed site whose detour is built, and that no task can be inside
  *
  * The batch goes through text_poke_bp(): its int3 goes where ours already
- * is, and CPUs that hit it meanwhile are sent on to the detour.  Caller
- * holds text_mutex.
+ * is, CPUs that hit it meanwhile are sent on to the detour, and it reports
+ * the change to perf itself.  Caller holds text_mutex.
  */
 void arch_optprobe_poke(struct kprobe_site *s)
 {
@@ -421,11 +424,13 @@ void arch_optprobe_poke_finish(void)
  * First int3 over every jmp's opcode, so that a CPU arriving now traps
  * (and runs the detour's copy, the site is still "ready"), then the four
  * bytes after it as they were; one synchronisation after each step for
- * the whole batch.  Caller holds text_mutex.
+ * the whole batch.  Once the bytes are back, the change is reported to
+ * perf as text_poke_bp() reports the jump: from then on a decoder sees the
+ * breakpoint's flow or the new bytes.  Caller holds text_mutex.
  */
 void arch_optprobe_unpoke(struct list_head *sites)
 {
-	u8 int3 = INT3_INSN_OPCODE;
+	u8 int3 = INT3_INSN_OPCODE, jmp[JMP32_INSN_SIZE], now[JMP32_INSN_SIZE];
 	struct kprobe_site *s;
 
 	lockdep_assert_held(&text_mutex);
@@ -435,10 +440,17 @@ void arch_optprobe_unpoke(struct list_head *sites)
 	}
 	text_poke_sync();
 	list_for_each_entry(s, sites, opt) {
-		if (s->arch.jumped && !(s->flags & KSITE_GONE))
+		if (s->arch.jumped && !(s->flags & KSITE_GONE)) {
 			text_poke(s->addr + INT3_INSN_SIZE,
 				  s->arch.orig + INT3_INSN_SIZE,
 				  JMP32_INSN_SIZE - INT3_INSN_SIZE);
+			kx_place_jmp(jmp, (unsigned long)s->addr,
+				     (unsigned long)s->arch.detour);
+			memcpy(now, s->arch.orig, JMP32_INSN_SIZE);
+			now[0] = INT3_INSN_OPCODE;
+			perf_event_text_poke(s->addr, jmp, JMP32_INSN_SIZE, now,
+					     JMP32_INSN_SIZE);
+		}
 		s->arch.jumped = false;
 	}
 	text_poke_sync();

@@ -8,8 +8,9 @@
  * We take the slot back (it becomes our own return address), save the
  * registers as a struct pt_regs below it and call the core, which writes
  * the real return address into the slot, runs the return handlers and
- * gives the instances back.  Then the registers are reloaded (a handler may
- * have changed the return value) and RET goes to the real caller.
+ * gives the instances back.  Then the flags and registers are reloaded (a
+ * handler may have changed the return value) and RET goes to the real
+ * caller.
  *
  * To the unwinder this is an ordinary call frame whose return address is
  * whatever the slot holds: the trampoline's own address until the core
@@ -23,6 +24,7 @@
 #include <asm/frame.h>
 #include <asm/ptrace-abi.h>
 #include <asm/segment.h>
+#include <asm/smap.h>
 #include <asm/unwind_hints.h>
 #include "asm_regs.S"
 
@@ -38,6 +40,12 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	leaq	-(PTREGS_SIZE + 8)(%rsp), %rsp
 
 	KX_SAVE_REGS
+	/*
+	 * A few functions are called inside user access regions (stac ...
+	 * clac), rep_movs_alternative for one: the handlers must not run
+	 * with user memory open.  The flags come back whole below.
+	 */
+	ASM_CLAC
 	/* The probed function's stack pointer after its RET. */
 	leaq	PTREGS_SIZE + 8(%rsp), %rax
 	movq	%rax, RSP(%rsp)
@@ -49,6 +57,8 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	leaq	PTREGS_SIZE(%rsp), %rsi
 	call	kretprobe_trampoline_handler
 
+	pushq	EFLAGS(%rsp)
+	popfq
 	KX_LOAD_GPRS
 	addq	$PTREGS_SIZE, %rsp
 	RET

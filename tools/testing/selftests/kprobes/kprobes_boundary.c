@@ -97,6 +97,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
+#include <asm/ibt.h>
 #include <asm/text-patching.h>
 #include "kprobes_target.h"
 
@@ -147,6 +148,8 @@ struct kpb_fn {
 	const char *name;
 	unsigned long addr;
 	unsigned int size;
+	/* Where its code starts: past the endbr64 of a kernel built with IBT. */
+	unsigned int entry;
 	/* kpt_bnd_asm only: where its source put instructions. */
 	const u32 *insns;
 	unsigned int ninsns;
@@ -449,6 +452,29 @@ static bool kpb_classify(struct kunit *test, struct kpb_fn *fn,
 {
 	bool insn = fn->insns ? kpb_is_insn(fn, off) : ret != -EILSEQ;
 
+	/*
+	 * The endbr64 an indirect call must land on is not probed: a probe
+	 * on the function goes right after it, where the walk meets it too.
+	 */
+	if (off < fn->entry) {
+		if (!off) {
+			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s+0: refused, %d",
+					    fn->name, ret);
+			if (!ret)
+				KUNIT_EXPECT_EQ_MSG(test, (unsigned long)kpb_probe.kp.addr,
+						    fn->addr + fn->entry,
+						    "%s+0: not moved past endbr64",
+						    fn->name);
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, ret, -EILSEQ,
+					    "%s+%#x: inside endbr64, but %d",
+					    fn->name, off, ret);
+		}
+		if (!ret)
+			kpb_unregister();
+		return false;
+	}
+
 	if (!ret && !insn) {
 		/* Not walked: calls would run half an instruction. */
 		kpb_unregister();
@@ -496,8 +522,8 @@ static void kpb_found(struct kunit *test, struct kpb_fn *fn)
 				    "%s: boundaries + refused != instructions",
 				    fn->name);
 	KUNIT_ASSERT_GT(test, fn->nbound, 0U);
-	KUNIT_ASSERT_EQ_MSG(test, fn->bound[0], 0, "%s: entry not probeable",
-			    fn->name);
+	KUNIT_ASSERT_EQ_MSG(test, fn->bound[0], fn->entry,
+			    "%s: entry not probeable", fn->name);
 	fn->found = true;
 }
 
@@ -544,6 +570,8 @@ static void kpb_prepare(struct kunit *test, struct kpb_fn *fn)
 			    "%s too large", fn->name);
 	KUNIT_ASSERT_EQ(test, copy_from_kernel_nofault(fn->text, (void *)fn->addr,
 						       fn->size), 0);
+	fn->entry = HAS_KERNEL_IBT && is_endbr(get_unaligned((u32 *)fn->text)) ?
+		    ENDBR_INSN_SIZE : 0;
 
 	/* The reference, the same from either lane and every time. */
 	for (in = 0; in < KPB_NIN; in++) {

@@ -9,12 +9,18 @@
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
  * enable_kprobe() on it.  The probes are unregistered on unload, whatever
  * became of the text they were placed on.
+ *
+ * Writing 1 to "ftrace_kill" calls ftrace_kill(), what ftrace does to
+ * itself when it finds its text in a state it cannot handle: ftrace is
+ * dead for the rest of the boot.  For the last case of a run only.
  */
 #include <linux/atomic.h>
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/string.h>
 
 struct kph_probe {
 	struct kprobe kp;
@@ -98,6 +104,41 @@ module_param_cb(disabled, &kph_disabled_ops, (void *)0, 0644);
 MODULE_PARM_DESC(disabled, "1: disable_kprobe(), 0: enable_kprobe() (first)");
 module_param_cb(disabled2, &kph_disabled_ops, (void *)1, 0644);
 MODULE_PARM_DESC(disabled2, "1: disable_kprobe(), 0: enable_kprobe() (second)");
+
+/*
+ * ftrace_kill() is not exported: a probe's registration finds it (past an
+ * endbr64, which the call must not skip: kallsyms tells the offset).
+ */
+static int kph_ftrace_kill_set(const char *val, const struct kernel_param *kp)
+{
+	struct kprobe where = { .symbol_name = "ftrace_kill" };
+	char name[KSYM_SYMBOL_LEN], *plus;
+	unsigned long off = 0;
+	void (*kill)(void);
+	int ret;
+
+	if (!sysfs_streq(val, "1"))
+		return -EINVAL;
+	ret = register_kprobe(&where);
+	if (ret)
+		return ret;
+	unregister_kprobe(&where);
+	sprint_symbol(name, (unsigned long)where.addr);
+	plus = strchr(name, '+');
+	if (!plus || sscanf(plus + 1, "%lx", &off) != 1)
+		return -ENOENT;
+	kill = (void (*)(void))((unsigned long)where.addr - off);
+	pr_info("kprobes_holder: calling ftrace_kill()\n");
+	kill();
+	return 0;
+}
+
+static const struct kernel_param_ops kph_ftrace_kill_ops = {
+	.set = kph_ftrace_kill_set,
+};
+
+module_param_cb(ftrace_kill, &kph_ftrace_kill_ops, NULL, 0200);
+MODULE_PARM_DESC(ftrace_kill, "write 1: kill ftrace for the rest of the boot");
 
 static int kph_pre(struct kprobe *kp, struct pt_regs *regs)
 {

@@ -1043,6 +1043,117 @@ static void kpr_unregister_in_flight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
 }
 
+/*
+ * What an unwinder asks for another task's frame that returns to the
+ * trampoline (kretprobe_find_ret_addr()): the real return address while
+ * the task sleeps inside the probed function, nothing while it runs there
+ * (its list of instances changes under the asker, and an instance it gives
+ * back may be on another task's list by the time it is followed).
+ */
+static int kpr_park_ret, kpr_spin_ret;
+
+static int kpr_park_thread(void *data)
+{
+	WRITE_ONCE(kpr_park_ret, kpt_kret_park(1));
+	return 0;
+}
+
+static int kpr_spin_thread(void *data)
+{
+	WRITE_ONCE(kpr_spin_ret, kpt_kret_spin(2));
+	return 0;
+}
+
+static struct task_struct *kpr_start(struct kunit *test, int (*fn)(void *),
+				     int cpu)
+{
+	struct task_struct *t = kthread_create(fn, NULL, "kpr_find/%d", cpu);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	if (cpu >= 0)
+		kthread_bind(t, cpu);
+	get_task_struct(t);
+	wake_up_process(t);
+	return t;
+}
+
+static int kpr_fp_noted(void)
+{
+	return READ_ONCE(kpt_kret_fp) != 0;
+}
+
+#ifdef KPR_FIND_RET_EXPORTED
+static unsigned long kpr_find_ret(struct task_struct *t)
+{
+	struct llist_node *cur = NULL;
+
+	return kretprobe_find_ret_addr(t, (void *)READ_ONCE(kpt_kret_fp), &cur);
+}
+#else
+static unsigned long kpr_find_ret(struct task_struct *t)
+{
+	return 0;
+}
+#endif
+
+static void kpr_find_ret_addr(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	char sym[KSYM_SYMBOL_LEN];
+	struct task_struct *t;
+	unsigned long ret;
+	int cpu;
+
+	if (upstream)
+		kunit_skip(test,
+			   "upstream unwinds through rethook_find_ret_addr(), which warns for a running task");
+	if (!IS_ENABLED(KPR_FIND_RET_EXPORTED))
+		KUNIT_FAIL(test, "kretprobe_find_ret_addr() is not exported");
+
+	/* Asleep inside: the real return address, in the thread's function. */
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_park;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	WRITE_ONCE(kpt_kret_fp, 0);
+	kpt_gate_close();
+	t = kpr_start(test, kpr_park_thread, -1);
+	KUNIT_EXPECT_TRUE(test, kpr_wait_count(kpt_gate_inside, 1, 30));
+	KUNIT_EXPECT_TRUE(test, kpr_fp_noted());
+	/* Not running: asleep at the gate. */
+	KUNIT_EXPECT_FALSE(test, task_is_running(t));
+	ret = kpr_find_ret(t);
+	sprint_symbol_no_offset(sym, ret);
+	KUNIT_EXPECT_TRUE_MSG(test, str_has_prefix(sym, "kpr_park_thread"),
+			      "return address of a sleeping task: %pS", (void *)ret);
+	kpt_gate_open();
+	kthread_stop_put(t);
+	KUNIT_EXPECT_EQ(test, kpr_park_ret, 1 + KPT_GATE_ADD);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+
+	/* Running inside, on the other CPU: no answer. */
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs for a task running inside");
+	p = kpr_new(0);
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_spin;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	WRITE_ONCE(kpt_kret_fp, 0);
+	WRITE_ONCE(kpt_kret_spinning, 1);
+	t = kpr_start(test, kpr_spin_thread, cpu);
+	KUNIT_EXPECT_TRUE(test, kpr_wait_count(kpr_fp_noted, 1, 30));
+	ret = kpr_find_ret(t);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0UL,
+			    "return address of a task running inside: %pS",
+			    (void *)ret);
+	WRITE_ONCE(kpt_kret_spinning, 0);
+	kthread_stop_put(t);
+	KUNIT_EXPECT_EQ(test, kpr_spin_ret, 2);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+}
+
 static struct completion kpr_exit_done;
 
 static int kpr_exit_thread(void *data)
@@ -1393,6 +1504,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE_SLOW(kpr_two_cpus),
 	KUNIT_CASE(kpr_unregister_in_flight),
 	KUNIT_CASE(kpr_task_exit),
+	KUNIT_CASE(kpr_find_ret_addr),
 	KUNIT_CASE_SLOW(kpr_no_miss),
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),

@@ -12,6 +12,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/irqflags.h>
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
@@ -657,14 +658,21 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 	return 1;
 }
 
-static void kpk_change_path(struct kunit *test)
+/*
+ * The entry of kpt_ret_a is an ftrace site.  With a post_handler the
+ * probe is carried by the ftrace_ops that claims IPMODIFY; without one by
+ * the other ops, which must honour the redirection just the same (as
+ * fail_function and BPF's override rely on).
+ */
+static void kpk_change_path_with(struct kunit *test, bool post)
 {
 	struct kpk_probe *p = kpk_new(0);
 
 	KUNIT_ASSERT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
 	p->kp.pre_handler = kpk_pre_divert;
-	p->kp.post_handler = kpk_post_count;
+	if (post)
+		p->kp.post_handler = kpk_post_count;
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
@@ -672,6 +680,168 @@ static void kpk_change_path(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 0);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+}
+
+static void kpk_change_path(struct kunit *test)
+{
+	kpk_change_path_with(test, true);
+}
+
+static void kpk_change_path_no_post(struct kunit *test)
+{
+	kpk_change_path_with(test, false);
+}
+
+/*
+ * cli, sti and popf, each probed with a pre_handler alone and with a post
+ * handler too: the interrupt flag ends up exactly as the instruction
+ * leaves it, the pre_handler sees it as it was before, the post_handler
+ * as it is after, with the ip on the next instruction.
+ */
+static unsigned long kpk_if_pre, kpk_if_post, kpk_if_post_ip;
+
+static int kpk_pre_if(struct kprobe *kp, struct pt_regs *regs)
+{
+	kpk_if_pre = regs->flags & X86_EFLAGS_IF;
+	return kpk_pre_count(kp, regs);
+}
+
+static void kpk_post_if(struct kprobe *kp, struct pt_regs *regs,
+			unsigned long flags)
+{
+	kpk_if_post = regs->flags & X86_EFLAGS_IF;
+	kpk_if_post_ip = instruction_pointer(regs);
+	kpk_post_count(kp, regs, flags);
+}
+
+enum { KPK_CLI, KPK_STI, KPK_POPF_OFF, KPK_POPF_ON };
+
+/*
+ * Run instruction @what with interrupts on (cli, popf of flags without
+ * IF) or off (sti, popf of flags with IF); say whether they are on after
+ * it.  Whatever the instruction did behind lockdep's back, leave with
+ * interrupts on and lockdep told so.
+ */
+static bool kpk_if_run(int what)
+{
+	unsigned long fl = native_save_fl();
+	bool on;
+
+	switch (what) {
+	case KPK_CLI:
+		kpt_asm_cli();
+		break;
+	case KPK_STI:
+		local_irq_disable();
+		kpt_asm_sti();
+		break;
+	case KPK_POPF_OFF:
+		kpt_asm_popf(fl & ~X86_EFLAGS_IF);
+		break;
+	case KPK_POPF_ON:
+		local_irq_disable();
+		kpt_asm_popf(fl | X86_EFLAGS_IF);
+		break;
+	}
+	on = !irqs_disabled();
+	local_irq_disable();
+	local_irq_enable();
+	return on;
+}
+
+static void kpk_if_one(struct kunit *test, int what, bool post)
+{
+	static const char * const names[] = { "cli", "sti", "popf (IF clear)",
+					      "popf (IF set)" };
+	bool want_on = what == KPK_STI || what == KPK_POPF_ON;
+	struct kpk_probe *p = kpk_new(0);
+	unsigned long at;
+
+	at = what >= KPK_POPF_OFF ?
+	     (unsigned long)kpt_asm_popf + kpt_asm_popf_off :
+	     (unsigned long)(what == KPK_CLI ? kpt_asm_cli : kpt_asm_sti);
+	p->kp.addr = (kprobe_opcode_t *)at;
+	p->kp.pre_handler = kpk_pre_if;
+	if (post)
+		p->kp.post_handler = kpk_post_if;
+	KUNIT_ASSERT_EQ_MSG(test, kpk_register(test, p), 0, "probe on %s",
+			    names[what]);
+	at = (unsigned long)p->kp.addr;
+	kpk_if_pre = ~0UL;
+	kpk_if_post = ~0UL;
+	KUNIT_EXPECT_EQ_MSG(test, kpk_if_run(what), want_on,
+			    "%s%s: interrupts %s after it", names[what],
+			    post ? " with a post_handler" : "",
+			    want_on ? "off" : "on");
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_hits(p), 1, "%s", names[what]);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_if_pre, want_on ? 0UL : X86_EFLAGS_IF,
+			    "%s: IF before it, as the pre_handler saw it",
+			    names[what]);
+	if (!post)
+		return;
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 1);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_if_post, want_on ? X86_EFLAGS_IF : 0UL,
+			    "%s: IF after it, as the post_handler saw it",
+			    names[what]);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_if_post_ip, at + 1,
+			    "%s: ip after it", names[what]);
+}
+
+static void kpk_if_modifiers(struct kunit *test)
+{
+	int what;
+
+	for (what = KPK_CLI; what <= KPK_POPF_ON; what++) {
+		kpk_if_one(test, what, false);
+		kpk_if_one(test, what, true);
+	}
+}
+
+/*
+ * A post_handler runs where the pre_handlers do (and upstream's run, from
+ * #DB): in NMI context with interrupts off and lockdep aware of that.  One
+ * that disables interrupts (already off: only lockdep's view can change)
+ * must not leave lockdep believing they are off once the probed code runs
+ * on with them on.
+ */
+static bool kpk_ctx_nmi, kpk_ctx_irqs_off, kpk_ctx_lockdep_on;
+
+static void kpk_post_ctx(struct kprobe *kp, struct pt_regs *regs,
+			 unsigned long flags)
+{
+	unsigned long f;
+
+	kpk_ctx_nmi = in_nmi();
+	kpk_ctx_irqs_off = irqs_disabled();
+	kpk_ctx_lockdep_on = lockdep_hardirqs_enabled();
+	local_irq_save(f);
+	local_irq_disable();
+	local_irq_restore(f);
+	kpk_post_count(kp, regs, flags);
+}
+
+static void kpk_post_context(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+	bool lockdep_after;
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	p->kp.post_handler = kpk_post_ctx;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_ASSERT_FALSE(test, irqs_disabled());
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
+	lockdep_after = lockdep_hardirqs_enabled();
+	kpk_unregister(test, p);
+	KUNIT_ASSERT_EQ(test, atomic_read(&p->post_hits), 1);
+	KUNIT_EXPECT_TRUE_MSG(test, kpk_ctx_nmi, "post_handler not in NMI context");
+	KUNIT_EXPECT_TRUE(test, kpk_ctx_irqs_off);
+	if (!IS_ENABLED(CONFIG_PROVE_LOCKING))
+		return;
+	KUNIT_EXPECT_FALSE_MSG(test, kpk_ctx_lockdep_on,
+			       "lockdep thinks interrupts are on in the post_handler");
+	KUNIT_EXPECT_TRUE_MSG(test, lockdep_after,
+			      "lockdep thinks interrupts are off after the probed instruction");
 }
 
 /* Several probes at one address record the order they ran in. */
@@ -948,6 +1118,9 @@ static void kpk_smp(struct kunit *test)
 static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_post_handler),
 	KUNIT_CASE(kpk_change_path),
+	KUNIT_CASE(kpk_change_path_no_post),
+	KUNIT_CASE(kpk_if_modifiers),
+	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),
 	KUNIT_CASE(kpk_reentrant),
 	KUNIT_CASE(kpk_handler_fault),

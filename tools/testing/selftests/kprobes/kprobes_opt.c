@@ -75,17 +75,21 @@
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <asm/cpufeature.h>
+#include <asm/ibt.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -204,8 +208,9 @@ struct kpo_ctx {
 	bool bound_cpu;
 	/* Upstream's lost post_handler runs were reported. */
 	bool upstream_no_post;
-	/* kpt_opt_asm: where and what. */
+	/* kpt_opt_asm: where, where its code starts (past endbr64), what. */
 	unsigned long addr;
+	unsigned long code;
 	const u32 *insns;
 	unsigned int ninsns;
 	unsigned int size;
@@ -317,20 +322,28 @@ static int kpo_bind_self(struct kunit *test)
 	return raw_smp_processor_id();
 }
 
-/* kpt_opt_asm: its layout must be the one the cases are written for. */
+/*
+ * kpt_opt_asm: its layout must be the one the cases are written for, after
+ * the endbr64 a kernel built with IBT starts it with.
+ */
 static void kpo_layout(struct kunit *test)
 {
 	struct kpo_ctx *ctx = test->priv;
-	unsigned int i;
+	unsigned int i, skip;
 
 	ctx->addr = (unsigned long)kpt_opt_asm;
 	ctx->insns = kpt_opt_asm_layout(&ctx->ninsns, &ctx->size);
 	KUNIT_ASSERT_EQ(test, ctx->ninsns, (unsigned int)ARRAY_SIZE(kpo_layout_want));
-	KUNIT_ASSERT_EQ(test, ctx->size, (unsigned int)KPO_SIZE);
+	skip = ctx->insns[0];
+	KUNIT_ASSERT_TRUE_MSG(test, !skip || (HAS_KERNEL_IBT && skip == ENDBR_INSN_SIZE &&
+					      is_endbr(*(u32 *)ctx->addr)),
+			      "kpt_opt_asm: code starts at +%u", skip);
+	ctx->code = ctx->addr + skip;
+	KUNIT_ASSERT_EQ(test, ctx->size - skip, (unsigned int)KPO_SIZE);
 	for (i = 0; i < ctx->ninsns; i++)
-		KUNIT_ASSERT_EQ_MSG(test, ctx->insns[i], kpo_layout_want[i],
+		KUNIT_ASSERT_EQ_MSG(test, ctx->insns[i] - skip, kpo_layout_want[i],
 				    "kpt_opt_asm: instruction %u", i);
-	KUNIT_ASSERT_EQ(test, copy_from_kernel_nofault(ctx->text, kpt_opt_asm,
+	KUNIT_ASSERT_EQ(test, copy_from_kernel_nofault(ctx->text, (void *)ctx->code,
 						       KPO_SIZE), 0);
 }
 
@@ -349,7 +362,7 @@ static void kpo_expect_text(struct kunit *test)
 	u8 now[KPO_SIZE];
 
 	for (;;) {
-		if (copy_from_kernel_nofault(now, kpt_opt_asm, KPO_SIZE)) {
+		if (copy_from_kernel_nofault(now, (void *)ctx->code, KPO_SIZE)) {
 			KUNIT_FAIL(test, "kpt_opt_asm: text unreadable");
 			return;
 		}
@@ -773,6 +786,8 @@ static void kpo_regs(struct kunit *test, enum kpo_path path)
 	e = kpo_new(0, path == KPO_BREAKPOINT);
 	e->snap = true;
 	kpo_register(test, e, entry);
+	/* kpt_opt_c's entry probe goes past its endbr64, if it has one. */
+	entry = (unsigned long)e->kp.addr;
 	if (!c) {
 		mid = kpo_insn(test, KPO_I_MID);
 		m = kpo_new(1, path == KPO_BREAKPOINT);
@@ -1166,6 +1181,261 @@ static void kpo_smp(struct kunit *test)
 			    KPO_SMP_CALLS, ss.stalled);
 }
 
+/* ---------------------------------------------------------------------
+ * Where a jump must not go, and what must come back
+ */
+
+/*
+ * kpt_cold's cold part (kpt_cold.cold, elsewhere in the text) jumps right
+ * past its first instruction, a one-byte push.  A probe on the instruction
+ * after the push may be optimized (a branch may land where the jump
+ * starts); one on the push may not.  Both paths keep working and are
+ * counted either way.
+ */
+static void kpo_cold_entry(struct kunit *test)
+{
+	struct kpo_probe *p = kpo_new(0, false);
+	unsigned long entry;
+	char got[64];
+	int state;
+
+	kpo_need_sysctl(test, 1);
+	kpo_register(test, p, (unsigned long)kpt_cold);
+	entry = (unsigned long)p->kp.addr;
+	kpo_unregister(test, p);
+
+	/* Control: the instruction after the push, where the cold path lands. */
+	p = kpo_new(0, false);
+	kpo_register(test, p, entry + 1);
+	kpt_optimizer_wait();
+	kpo_expect_optimized(test, entry + 1, "after the push");
+	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4ULL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4ULL + KPT_COLD_ADD);
+	/* The odd call passes there twice: once in line, once from the cold part. */
+	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 3);
+	kpo_unregister(test, p);
+
+	p = kpo_new(0, false);
+	kpo_register(test, p, entry);
+	kpt_optimizer_wait();
+	state = kpt_wait_probe_state(entry, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
+				     KPO_MAYBE_MS);
+	/* Optimized, the odd call would run into the middle of the jump. */
+	KUNIT_ASSERT_TRUE_MSG(test, state >= 0 && !(state & KPT_PS_OPTIMIZED),
+			      "%pS: list says %s, though kpt_cold.cold jumps right past it",
+			      (void *)entry, kpo_marks(state, got, sizeof(got)));
+	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4ULL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4ULL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 2);
+	kpo_unregister(test, p);
+}
+
+/*
+ * Failure injection for kpo_refused_neighbour: in the task named here,
+ * the next call of the function probed returns -ENOMEM right away (what
+ * fail_function does, with a kprobe that moves the ip to the return
+ * address).  The empty post_handler keeps the probe a breakpoint, where a
+ * redirection is honoured.
+ */
+static struct task_struct *kpo_fail_task;
+
+static int kpo_fail_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned long ret;
+
+	if (READ_ONCE(kpo_fail_task) != current)
+		return 0;
+	WRITE_ONCE(kpo_fail_task, NULL);
+	ret = *(unsigned long *)kernel_stack_pointer(regs);
+	regs->sp += sizeof(long);
+	regs->ax = -ENOMEM;
+	instruction_pointer_set(regs, ret);
+	return 1;
+}
+
+static void kpo_fail_post(struct kprobe *kp, struct pt_regs *regs,
+			  unsigned long flags)
+{
+}
+
+static struct kprobe kpo_fail_kp;
+
+static void kpo_fail_remove(void *unused)
+{
+	WRITE_ONCE(kpo_fail_task, NULL);
+	unregister_kprobe(&kpo_fail_kp);
+}
+
+/*
+ * A probe inside an optimized probe's jump takes the jump out first; if
+ * that probe is then refused (the backend runs out of memory preparing
+ * it), the jump must come back.
+ */
+static void kpo_refused_neighbour(struct kunit *test)
+{
+	struct kpo_probe *p = kpo_new(0, false), *q = kpo_new(1, false);
+	unsigned long addr;
+	int ret;
+
+	kpo_need_sysctl(test, 1);
+	kpo_layout(test);
+	addr = kpo_insn(test, KPO_I_ENTRY);
+	kpo_register(test, p, addr);
+	kpt_optimizer_wait();
+	kpo_expect_optimized(test, addr, "alone");
+
+	memset(&kpo_fail_kp, 0, sizeof(kpo_fail_kp));
+	/* Where a site's instruction is prepared, in each implementation. */
+	kpo_fail_kp.symbol_name = upstream ? "arch_prepare_kprobe" :
+					     "arch_kprobe_site_prepare";
+	kpo_fail_kp.pre_handler = kpo_fail_pre;
+	kpo_fail_kp.post_handler = kpo_fail_post;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kpo_fail_kp), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kpo_fail_remove, NULL), 0);
+
+	q->kp.addr = (kprobe_opcode_t *)kpo_insn(test, KPO_I_NEXT);
+	WRITE_ONCE(kpo_fail_task, current);
+	ret = register_kprobe(&q->kp);
+	WRITE_ONCE(kpo_fail_task, NULL);
+	kunit_release_action(test, kpo_fail_remove, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, ret, -ENOMEM,
+			    "a probe inside the jump, its preparation failing");
+
+	kpt_optimizer_wait();
+	kpo_expect_optimized(test, addr, "after the refused probe");
+	KUNIT_EXPECT_EQ(test, kpo_calls(test, 0, KPO_NCALLS, "after the refusal"), 0);
+	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), KPO_NCALLS);
+	kpo_unregister(test, p);
+}
+
+/*
+ * Handlers never run with user memory open.  Probes go on instructions of
+ * strncpy_from_user() inside its user access region (found by trying
+ * every offset: a hit there sees EFLAGS.AC set in the probed context),
+ * which then copies a string from a user page: a post_handler, which runs
+ * from a call at the end of the step, and the pre_handler of a probe that
+ * was optimized, which runs from the detour, must find AC clear, and the
+ * probed code must find it set again after them.
+ */
+#define KPO_UA_MAX	64	/* offsets inside the region kept */
+#define KPO_UA_OPT_TRIES 16	/* of which tried for optimization */
+
+static struct kprobe kpo_ua_kp;
+static unsigned long kpo_ua_ctx, kpo_ua_pre_ac, kpo_ua_post_ac, kpo_ua_post_ctx;
+static atomic_t kpo_ua_hits;
+
+static int kpo_ua_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	kpo_ua_ctx |= regs->flags & X86_EFLAGS_AC;
+	kpo_ua_pre_ac |= native_save_fl() & X86_EFLAGS_AC;
+	atomic_inc(&kpo_ua_hits);
+	return 0;
+}
+
+static void kpo_ua_post(struct kprobe *kp, struct pt_regs *regs,
+			unsigned long flags)
+{
+	kpo_ua_post_ctx |= regs->flags & X86_EFLAGS_AC;
+	kpo_ua_post_ac |= native_save_fl() & X86_EFLAGS_AC;
+}
+
+static const char kpo_ua_str[] = "a string of several words, copied from user space";
+
+/* Probe strncpy_from_user+@off (@post: with a post_handler); copy once. */
+static int kpo_ua_try(struct kunit *test, unsigned long user, unsigned int off,
+		      bool post, bool opt)
+{
+	char buf[sizeof(kpo_ua_str)];
+	long n;
+	int ret;
+
+	memset(&kpo_ua_kp, 0, sizeof(kpo_ua_kp));
+	kpo_ua_kp.symbol_name = "strncpy_from_user";
+	kpo_ua_kp.offset = off;
+	kpo_ua_kp.pre_handler = kpo_ua_pre;
+	if (post)
+		kpo_ua_kp.post_handler = kpo_ua_post;
+	ret = register_kprobe(&kpo_ua_kp);
+	if (ret)
+		return ret;
+	if (opt) {
+		kpt_optimizer_wait();
+		ret = kpt_wait_probe_state((unsigned long)kpo_ua_kp.addr,
+					   KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
+					   KPO_MAYBE_MS);
+		if (ret < 0 || !(ret & KPT_PS_OPTIMIZED)) {
+			unregister_kprobe(&kpo_ua_kp);
+			return -EAGAIN;
+		}
+	}
+	kpo_ua_ctx = kpo_ua_pre_ac = kpo_ua_post_ac = kpo_ua_post_ctx = 0;
+	atomic_set(&kpo_ua_hits, 0);
+	n = strncpy_from_user(buf, (const char __user *)user, sizeof(buf));
+	unregister_kprobe(&kpo_ua_kp);
+	KUNIT_EXPECT_EQ_MSG(test, n, (long)strlen(kpo_ua_str),
+			    "strncpy_from_user with a probe at +%#x", off);
+	KUNIT_EXPECT_STREQ(test, buf, kpo_ua_str);
+	return 0;
+}
+
+static void kpo_uaccess(struct kunit *test)
+{
+	unsigned int off, size = 0, found[KPO_UA_MAX], nfound = 0, i;
+	char sym[KSYM_SYMBOL_LEN], *slash;
+	unsigned long user;
+	bool optimized = false;
+
+	if (!boot_cpu_has(X86_FEATURE_SMAP))
+		kunit_skip(test, "no SMAP on this CPU: user access regions are not real");
+	kpo_need_sysctl(test, 0);
+	user = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(user));
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)user, kpo_ua_str,
+					   sizeof(kpo_ua_str)), 0UL);
+	sprint_symbol(sym, (unsigned long)strncpy_from_user);
+	slash = strchr(sym, '/');
+	KUNIT_ASSERT_NOT_NULL(test, slash);
+	KUNIT_ASSERT_EQ(test, kstrtouint(slash + 1, 16, &size), 0);
+
+	/* The instructions a hit finds inside the user access region. */
+	for (off = 1; off < size && nfound < KPO_UA_MAX; off++) {
+		if (kpo_ua_try(test, user, off, false, false))
+			continue;
+		if (kpo_ua_ctx && !kpo_ua_pre_ac && atomic_read(&kpo_ua_hits))
+			found[nfound++] = off;
+		KUNIT_EXPECT_EQ_MSG(test, kpo_ua_pre_ac, 0UL,
+				    "breakpoint pre_handler at +%#x with AC set", off);
+	}
+	KUNIT_ASSERT_GT_MSG(test, nfound, 0U,
+			    "no instruction of strncpy_from_user sees AC set");
+	kunit_info(test, "%u instructions inside the user access region\n", nfound);
+
+	/* Post handlers, on each of them. */
+	for (i = 0; i < nfound; i++) {
+		KUNIT_ASSERT_EQ(test, kpo_ua_try(test, user, found[i], true, false), 0);
+		KUNIT_EXPECT_EQ_MSG(test, kpo_ua_post_ac, 0UL,
+				    "post_handler at +%#x ran with AC set", found[i]);
+	}
+
+	/* Optimized: the first of them that can be. */
+	kpo_sysctl(test, 1);
+	for (i = 0; i < nfound && i < KPO_UA_OPT_TRIES && !optimized; i++) {
+		if (kpo_ua_try(test, user, found[i], false, true))
+			continue;
+		optimized = true;
+		kunit_info(test, "optimized at strncpy_from_user+%#x\n", found[i]);
+		KUNIT_EXPECT_GT(test, atomic_read(&kpo_ua_hits), 0);
+		KUNIT_EXPECT_EQ_MSG(test, kpo_ua_ctx, (unsigned long)X86_EFLAGS_AC,
+				    "+%#x: the probed context's AC", found[i]);
+		KUNIT_EXPECT_EQ_MSG(test, kpo_ua_pre_ac, 0UL,
+				    "optimized pre_handler at +%#x ran with AC set",
+				    found[i]);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, optimized,
+			      "none of the %u instructions could be optimized", nfound);
+}
+
 static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_states),
 	KUNIT_CASE(kpo_regs_breakpoint),
@@ -1173,6 +1443,9 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE(kpo_regs_optimized),
 	KUNIT_CASE(kpo_regs_ftrace),
 	KUNIT_CASE_SLOW(kpo_smp),
+	KUNIT_CASE(kpo_cold_entry),
+	KUNIT_CASE_SLOW(kpo_refused_neighbour),
+	KUNIT_CASE_SLOW(kpo_uaccess),
 	{}
 };
 

@@ -6,12 +6,18 @@
  * With -r the probe is a return probe: the PMU's "retprobe" format bit
  * (format/retprobe, e.g. "config:0") is set in the event's config.
  *
+ * kprobes_perf -a ADDR: ask the PMU for a kprobe at the address ADDR (hex,
+ * kprobe_addr, no function name) that is no text; exits 0 when
+ * perf_event_open() refuses it.
+ *
  * Built static (the selftest guest has no libc) by the kprobes selftest
  * Makefile.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -63,6 +69,28 @@ static void do_reads(void)
 	}
 }
 
+/* perf_event_open() of a kprobe at @addr must fail. */
+static int refuse_addr(int type, const char *addr)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.kprobe_func = 0;
+	attr.kprobe_addr = strtoull(addr, NULL, 16);
+	attr.disabled = 1;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		printf("a kprobe at %s was accepted\n", addr);
+		close(fd);
+		return 1;
+	}
+	printf("a kprobe at %s: %s\n", addr, strerror(errno));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int retprobe = argc > 1 && !strcmp(argv[1], "-r");
@@ -76,6 +104,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot read %s\n", PMU_TYPE_FILE);
 		return 1;
 	}
+	if (argc == 3 && !strcmp(argv[1], "-a"))
+		return refuse_addr(type, argv[2]);
 	if (retprobe) {
 		bit = retprobe_bit();
 		if (bit < 0) {

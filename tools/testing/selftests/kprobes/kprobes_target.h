@@ -31,6 +31,9 @@
 /* Functions kpt_many_0() ... of kpt_many[]. */
 #define KPT_NMANY		1000
 
+/* What kpt_cold() adds. */
+#define KPT_COLD_ADD		0x7070
+
 #ifndef __ASSEMBLY__
 
 /*
@@ -141,6 +144,41 @@ extern const u32 kpt_asm_sub_off;
 
 /* A data object of the target module: never text. */
 extern int kpt_data;
+
+/*
+ * kpt_cold(x) returns (x & ~1) + KPT_COLD_ADD: an odd @x goes through its
+ * cold part, kpt_cold.cold, which jumps back to the instruction after the
+ * first, a one-byte push.
+ */
+u64 kpt_cold(u64 x);
+
+/*
+ * kpt_asm_cli(), kpt_asm_sti(): cli, sti, as their first instruction.
+ * kpt_asm_popf(flags): pushes @flags and loads them with the popf that is
+ * kpt_asm_popf_off bytes into the function.
+ */
+void kpt_asm_cli(void);
+void kpt_asm_sti(void);
+void kpt_asm_popf(unsigned long flags);
+extern const u32 kpt_asm_popf_off;
+
+/*
+ * Return-probe targets a task stays in: kpt_kret_spin(x) spins while
+ * kpt_kret_spinning is set, kpt_kret_park(x) sleeps at the gate
+ * (kpt_gate_wait()).  Both note in kpt_kret_fp their stack pointer on
+ * entry, where their return address is, and return what they are given
+ * (kpt_kret_park: plus KPT_GATE_ADD).
+ */
+int kpt_kret_spin(int x);
+int kpt_kret_park(int x);
+extern unsigned long kpt_kret_fp;
+extern int kpt_kret_spinning;
+
+/*
+ * kpt_static_fn(x): x + 1, or x + 2 while the module parameter static_on
+ * (a static key) is set.  For the kprobe event that waits for the module.
+ */
+int kpt_static_fn(int x);
 
 /*
  * Targets of the boundary walk (kprobes_boundary.ko): every instruction

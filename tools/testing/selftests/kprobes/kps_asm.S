@@ -30,3 +30,25 @@ SYM_INNER_LABEL(kps_asm_mix_ret, SYM_L_GLOBAL)
 	ANNOTATE_NOENDBR
 	RET
 SYM_FUNC_END(kps_asm_mix)
+
+/*
+ * unsigned long kps_asm_fill(void *buf, unsigned long n), see
+ * kprobes_stress.h: one rep stosb, preceded by a two-byte instruction and
+ * followed by a three-byte one, so that a jump on either of the first two
+ * replaces the rep stosb too.  Local labels: a symbol of their own would
+ * end the function, as kallsyms sees it, right there.
+ */
+SYM_FUNC_START(kps_asm_fill)
+	movq	%rsi, %rcx
+.Lkps_fill_al:
+	movb	$KPS_FILL_BYTE, %al
+.Lkps_fill_rep:
+	rep stosb
+	movq	%rcx, %rax
+	RET
+SYM_FUNC_END(kps_asm_fill)
+
+	.pushsection .rodata
+SYM_DATA(kps_asm_fill_al_off, .long .Lkps_fill_al - kps_asm_fill)
+SYM_DATA(kps_asm_fill_rep_off, .long .Lkps_fill_rep - kps_asm_fill)
+	.popsection

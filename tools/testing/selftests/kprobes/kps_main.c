@@ -44,12 +44,12 @@
 #include <linux/slab.h>
 #include "kprobes_stress.h"
 
-static bool upstream;
-module_param(upstream, bool, 0444);
+bool kps_upstream;
+module_param_named(upstream, kps_upstream, bool, 0444);
 MODULE_PARM_DESC(upstream, "the kernel runs the upstream kprobes (baseline)");
 
-static bool cross_cpu = true;
-module_param(cross_cpu, bool, 0444);
+bool kps_cross_cpu = true;
+module_param_named(cross_cpu, kps_cross_cpu, bool, 0444);
 MODULE_PARM_DESC(cross_cpu,
 		 "run the case where other CPUs run code while it is patched (not under multi-threaded TCG)");
 
@@ -273,7 +273,7 @@ static struct kps_ctx kps_ctx;
  */
 static bool kps_post_for(int target, bool want)
 {
-	if (upstream)
+	if (kps_upstream)
 		return target >= KPS_T_MIX;
 	return want;
 }
@@ -464,13 +464,19 @@ static void kps_cycle(struct kps_ctx *ctx, unsigned int iter)
 	ctx->cycles++;
 }
 
-/* Register the probes that stay for the whole case; NULL on failure. */
+/*
+ * Register a probe that stays for the whole case; NULL on failure.  It
+ * has a post_handler (where the kernel can take one there): a
+ * function entry is then carried by the ftrace_ops that claims IPMODIFY
+ * whatever the probes that come and go have, so ftrace never repatches
+ * its call site under the callers.
+ */
 static struct kps_probe *kps_resident(struct kps_ctx *ctx, int target)
 {
 	struct kps_probe *p;
 	int ret;
 
-	p = kps_new(ctx, target, kps_post_for(target, target >= KPS_T_MIX), false);
+	p = kps_new(ctx, target, kps_post_for(target, true), false);
 	KUNIT_EXPECT_NOT_NULL(ctx->test, p);
 	if (!p)
 		return NULL;
@@ -864,7 +870,7 @@ static void kps_ftrace_post_join(struct kunit *test)
 	 * armed after unregister_kprobe() returns and runs from freed memory.
 	 * The other cases give no post handler to entry probes there.
 	 */
-	if (upstream)
+	if (kps_upstream)
 		kunit_skip(test,
 			   "upstream 6.12 leaves the first probe armed (disarms through the wrong ftrace_ops)");
 
@@ -930,7 +936,7 @@ static void kps_threads(struct kunit *test)
  */
 static void kps_threads_patching(struct kunit *test)
 {
-	if (!cross_cpu)
+	if (!kps_cross_cpu)
 		kunit_skip(test,
 			   "cross_cpu=0: code patched under running CPUs is not coherent here (multi-threaded TCG)");
 	if (num_online_cpus() < 2)
@@ -964,6 +970,9 @@ static struct kunit_case kps_cases[] = {
 	KUNIT_CASE_SLOW(kps_threads_patching),
 	KUNIT_CASE_SLOW(kps_irq),
 	KUNIT_CASE_SLOW(kps_kretprobes),
+	KUNIT_CASE_SLOW(kps_ool_boosted),
+	KUNIT_CASE_SLOW(kps_ool_detour),
+	KUNIT_CASE_SLOW(kps_ool_optimizing),
 	{}
 };
 

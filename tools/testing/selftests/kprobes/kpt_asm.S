@@ -312,6 +312,87 @@ SYM_DATA(kpt_opt_call_ret_off, .long .Lkpo_call_ret - kpt_opt_call)
 SYM_DATA(kpt_opt_call_c_ret_off, .long .Lkpo_call_c_ret - kpt_opt_call_c)
 	.popsection
 
+/* ---------------------------------------------------------------------
+ * u64 kpt_cold(u64 x), see kprobes_target.h: its first instruction is a
+ * one-byte push, and its cold part (a symbol named kpt_cold.cold, as GCC
+ * names them) jumps right past it.  A jump that replaced the push and the
+ * instructions after it would be entered in its middle.
+ */
+SYM_FUNC_START(kpt_cold)
+	pushq	%rbx
+.Lkpt_cold_after_push:
+	movq	%rdi, %rbx
+	addq	$KPT_COLD_ADD, %rbx
+	movq	%rbx, %rax
+	testb	$1, %dil
+	jnz	kpt_cold.cold
+	popq	%rbx
+	RET
+SYM_FUNC_END(kpt_cold)
+EXPORT_SYMBOL_GPL(kpt_cold)
+
+SYM_FUNC_START_LOCAL(kpt_cold.cold)
+	andq	$~1, %rdi
+	jmp	.Lkpt_cold_after_push
+SYM_FUNC_END(kpt_cold.cold)
+
+/*
+ * Instructions that change the interrupt flag, each the first of its
+ * function: void kpt_asm_cli(void), void kpt_asm_sti(void), and
+ * void kpt_asm_popf(unsigned long flags), whose popf (loading @flags) is
+ * kpt_asm_popf_off bytes in.
+ */
+SYM_FUNC_START(kpt_asm_cli)
+	cli
+	RET
+SYM_FUNC_END(kpt_asm_cli)
+EXPORT_SYMBOL_GPL(kpt_asm_cli)
+
+SYM_FUNC_START(kpt_asm_sti)
+	sti
+	RET
+SYM_FUNC_END(kpt_asm_sti)
+EXPORT_SYMBOL_GPL(kpt_asm_sti)
+
+SYM_FUNC_START(kpt_asm_popf)
+	pushq	%rdi
+.Lkpt_popf_insn:
+	popfq
+	RET
+SYM_FUNC_END(kpt_asm_popf)
+EXPORT_SYMBOL_GPL(kpt_asm_popf)
+
+	.pushsection .rodata
+SYM_DATA(kpt_asm_popf_off, .long .Lkpt_popf_insn - kpt_asm_popf)
+	.popsection
+EXPORT_SYMBOL_GPL(kpt_asm_popf_off)
+
+/*
+ * int kpt_kret_spin(int x): notes its stack pointer on entry (where its
+ * return address is) in kpt_kret_fp, spins while kpt_kret_spinning is
+ * set, returns x.  int kpt_kret_park(int x): notes the same, then sleeps
+ * at the gate, returns kpt_gate_wait(x).
+ */
+SYM_FUNC_START(kpt_kret_spin)
+	movq	%rsp, kpt_kret_fp(%rip)
+.Lkpt_spin:
+	pause
+	cmpl	$0, kpt_kret_spinning(%rip)
+	jne	.Lkpt_spin
+	movl	%edi, %eax
+	RET
+SYM_FUNC_END(kpt_kret_spin)
+EXPORT_SYMBOL_GPL(kpt_kret_spin)
+
+SYM_FUNC_START(kpt_kret_park)
+	movq	%rsp, kpt_kret_fp(%rip)
+	FRAME_BEGIN
+	call	kpt_gate_wait
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_kret_park)
+EXPORT_SYMBOL_GPL(kpt_kret_park)
+
 	.text
 	KPB_GEN kpt_many, KPT_NMANY
 EXPORT_SYMBOL_GPL(kpt_many)

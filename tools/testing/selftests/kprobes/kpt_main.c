@@ -20,6 +20,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/jump_label.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -32,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/swab.h>
+#include <linux/sysfs.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
 #include "kprobes_target.h"
@@ -551,10 +553,54 @@ int kpt_optimization_set(int on)
 }
 EXPORT_SYMBOL_GPL(kpt_optimization_set);
 
+/* kpt_kret_spin() and kpt_kret_park() note their entry stack pointer. */
+unsigned long kpt_kret_fp;
+EXPORT_SYMBOL_GPL(kpt_kret_fp);
+int kpt_kret_spinning;
+EXPORT_SYMBOL_GPL(kpt_kret_spinning);
+
+/* A function with a static branch, and the parameter that flips it. */
+static DEFINE_STATIC_KEY_FALSE(kpt_static_key);
+
+noinline int kpt_static_fn(int x)
+{
+	if (static_branch_unlikely(&kpt_static_key))
+		return x + 2;
+	return x + 1;
+}
+EXPORT_SYMBOL_GPL(kpt_static_fn);
+
+static int kpt_static_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	if (on)
+		static_branch_enable(&kpt_static_key);
+	else
+		static_branch_disable(&kpt_static_key);
+	return 0;
+}
+
+static int kpt_static_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", static_key_enabled(&kpt_static_key));
+}
+
+static const struct kernel_param_ops kpt_static_ops = {
+	.set = kpt_static_set,
+	.get = kpt_static_get,
+};
+module_param_cb(static_on, &kpt_static_ops, NULL, 0644);
+MODULE_PARM_DESC(static_on, "the static branch of kpt_static_fn()");
+
 /*
  * "trigger": writing N calls the shell-level targets N times each, so
  * that run_tests.sh can hit probes placed on them: kpt_shell_a(),
- * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm() and kpt_opt_c().
+ * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm(), kpt_opt_c() and
+ * kpt_static_fn().
  */
 #define KPT_TRIGGER_MAX		1000000
 
@@ -574,6 +620,7 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 		kpt_asm_add(i);
 		kpt_opt_asm(i, i + 1, i + 2);
 		kpt_opt_c(i, i + 1, i + 2);
+		kpt_static_fn(i);
 	}
 	return 0;
 }

@@ -33,6 +33,10 @@ KMEMLEAK=$DEBUGFS/kmemleak
 LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn kpk_optev"
 OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
+# A probe on a function's entry, as the list and the trace show it (ERE):
+# +0x0, or +0x4 past an endbr64 (kernels built with IBT).
+ENTRY='0x[04]'
+
 
 # Upstream's ftrace selftests (tools/testing/selftests/ftrace, at the same
 # place relative to this directory as in the kernel tree): the kprobe cases
@@ -61,7 +65,7 @@ for arg in $(cat /proc/cmdline); do
 done
 FT_TIMEOUT=480
 
-NTESTS=24
+NTESTS=29
 num=0
 why=
 
@@ -574,7 +578,7 @@ t_ftrace_coexist()
 	echo nop > "$TRACEFS/current_tracer"
 	echo > "$TRACEFS/set_ftrace_filter"
 	fn=$(echo "$tr" | grep -c ' vfs_read <-')
-	kp=$(echo "$tr" | grep -c 'kpk_cofn: (vfs_read+0x0')
+	kp=$(echo "$tr" | grep -c -E "kpk_cofn: \\(vfs_read\\+$ENTRY")
 	diag "function tracer: $fn vfs_read lines, kprobe: $kp"
 	[ "$fn" -ge 5 ] || fail "function tracer saw $fn calls" || return
 	[ "$kp" -ge 5 ] || fail "kprobe saw $kp calls" || return
@@ -582,13 +586,13 @@ t_ftrace_coexist()
 		kr=$(echo "$tr" | grep -c 'kpk_corfn: (.* <- vfs_read)')
 		[ "$kr" -ge 5 ] || fail "kretprobe saw $kr returns" || return
 	fi
-	grep 'vfs_read+0x0' "$KPDIR/list" | grep -q FTRACE ||
+	grep -E "vfs_read\\+$ENTRY" "$KPDIR/list" | grep -q FTRACE ||
 		fail "vfs_read probe not [FTRACE]: $(grep vfs_read "$KPDIR/list")" ||
 		return
 	# Tracer off: the probe still fires.
 	echo > "$TRACEFS/trace"
 	do_reads
-	grep -q 'kpk_cofn: (vfs_read+0x0' "$TRACEFS/trace" ||
+	grep -q -E "kpk_cofn: \\(vfs_read\\+$ENTRY" "$TRACEFS/trace" ||
 		fail "probe silent after the tracer stopped" || return
 	ev_cleanup
 	return 0
@@ -765,12 +769,12 @@ t_kretprobe_list()
 	echo 'r:kpk_listret vfs_read' >> "$TRACEFS/kprobe_events" &&
 		echo 'p:kpk_listent vfs_read' >> "$TRACEFS/kprobe_events" ||
 		fail "cannot define the events" || return
-	lines=$(grep -E '[[:space:]]vfs_read\+0x0([[:space:]]|$)' "$KPDIR/list")
+	lines=$(grep -E "[[:space:]]vfs_read\\+$ENTRY([[:space:]]|\$)" "$KPDIR/list")
 	types=$(echo "$lines" | awk '{ print $2 }' | sort | tr '\n' ' ')
 	echo '-:kpk_listret' >> "$TRACEFS/kprobe_events"
 	echo '-:kpk_listent' >> "$TRACEFS/kprobe_events"
 	[ "$types" = "k r " ] || fail "types '$types' in: $lines" || return
-	grep -q -E '[[:space:]]vfs_read\+0x0([[:space:]]|$)' "$KPDIR/list" &&
+	grep -q -E "[[:space:]]vfs_read\\+$ENTRY([[:space:]]|\$)" "$KPDIR/list" &&
 		{ fail "still listed: $(grep vfs_read "$KPDIR/list")"; return; }
 	return 0
 }
@@ -790,6 +794,260 @@ t_perf_kretprobe_pmu()
 	rc=$?
 	[ $rc -eq 0 ] || fail "kprobes_perf -r: $out" || return
 	diag "$out"
+}
+
+# The first offset into kpt_opt_c past its ftrace call (5, or 9 after
+# endbr64) that kprobe_events accepts for event kpk_optev; the event stays
+# defined.  Prints the offset, or nothing.
+opt_c_offset()
+{
+	off=5
+	while ! echo "p:kpk_optev kprobes_target:kpt_opt_c+$off" \
+		>> "$TRACEFS/kprobe_events" 2>/dev/null; do
+		off=$((off + 1))
+		[ $off -le 16 ] || return 1
+	done
+	echo $off
+}
+
+# Lines of kprobe code pages in /proc/kallsyms.
+ool_pages()
+{
+	grep -c -E ' t kprobe_(opt)?insn_page' /proc/kallsyms
+}
+
+# What perf tells a trace decoder (Intel PT with perf record --kcore)
+# about a kprobe event's life, read by kprobes_textpoke with perf events
+# that ask for PERF_RECORD_TEXT_POKE and PERF_RECORD_KSYMBOL on every CPU:
+# p: on an instruction of kpt_opt_c that can be optimized, enabled until
+# the record of its jump comes in, disabled, removed.  Every change to the
+# text must come with its record: the breakpoint in and out, the jump in
+# and out, the out-of-line copy and the detour filled, the pages they live
+# in registered, and unregistered once gone.
+t_text_poke()
+{
+	[ -x ./kprobes_textpoke ] || fail "kprobes_textpoke not built" || return
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	ev_cleanup
+	off=$(opt_c_offset) || fail "no offset in 5..16 of kpt_opt_c accepted" ||
+		return
+	addr=$(grep -E "[[:space:]]kpt_opt_c\+0x$(printf %x $off)[[:space:]]" \
+		"$KPDIR/list" | cut -d' ' -f1)
+	echo '-:kpk_optev' >> "$TRACEFS/kprobe_events"
+	[ -n "$addr" ] || fail "no list line for kpt_opt_c+$off" || return
+	opt=
+	opt_old=
+	if [ -e "$OPT_SYSCTL" ]; then
+		opt=-o
+		opt_old=$(cat "$OPT_SYSCTL")
+		echo 1 > "$OPT_SYSCTL"
+	fi
+	ev=$TRACEFS/events/kprobes/kpk_optev
+	pages=$(ool_pages)
+	up="echo 'p:kpk_optev kprobes_target:kpt_opt_c+$off' >> $TRACEFS/kprobe_events &&
+		echo 1 > $ev/enable"
+	down="echo 0 > $ev/enable && echo '-:kpk_optev' >> $TRACEFS/kprobe_events ||
+			exit 1
+		# Out-of-line code is freed once no CPU can be in it: wait for it.
+		i=0
+		while [ \$i -lt 100 ] &&
+		      [ \$(grep -c -E ' t kprobe_(opt)?insn_page' /proc/kallsyms) -gt $pages ]; do
+			sleep 0.1; i=\$((i + 1))
+		done"
+	out=$(./kprobes_textpoke $opt "$addr" "$up" "$down" 2>&1)
+	rc=$?
+	[ -n "$opt_old" ] && echo "$opt_old" > "$OPT_SYSCTL"
+	echo "$out" | sed 's/^/# /'
+	[ $rc -eq 0 ] || fail "kprobes_textpoke: $(echo "$out" | tail -n 1)"
+}
+
+LP=/sys/kernel/livepatch/livepatch_sample
+LP_TEXT="this has been live patched"
+
+# Wait until the sample livepatch has no transition under way (and, with
+# $1 = gone, until it is gone): at most 30 s.
+lp_wait()
+{
+	i=0
+	while [ $i -lt 300 ]; do
+		if [ "$1" = gone ]; then
+			[ -e "$LP" ] || return 0
+		elif [ -e "$LP/transition" ] && [ "$(cat "$LP/transition")" = 0 ]; then
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+lp_load()
+{
+	modprobe livepatch-sample || return 1
+	lp_wait
+}
+
+lp_unload()
+{
+	[ -e "$LP/enabled" ] && echo 0 > "$LP/enabled"
+	lp_wait gone || return 1
+	unload livepatch_sample
+}
+
+# /proc/cmdline shows the livepatched text, and kpk_lp counts each read.
+lp_probe_reads()
+{
+	h0=$(ev_hits kpk_lp)
+	for i in 1 2 3; do
+		grep -q "$LP_TEXT" /proc/cmdline ||
+			fail "$1: /proc/cmdline reads '$(cat /proc/cmdline)'" || return
+	done
+	h1=$(ev_hits kpk_lp)
+	[ "$((h1 - h0))" = 3 ] || fail "$1: $((h1 - h0)) hits for 3 reads"
+}
+
+lp_event_on()
+{
+	echo 'p:kpk_lp cmdline_proc_show' >> "$TRACEFS/kprobe_events" &&
+		echo 1 > "$TRACEFS/events/kprobes/kpk_lp/enable"
+}
+
+lp_event_off()
+{
+	echo 0 > "$TRACEFS/events/kprobes/kpk_lp/enable"
+	echo '-:kpk_lp' >> "$TRACEFS/kprobe_events"
+}
+
+# A livepatch and a kprobe on one function (cmdline_proc_show, which the
+# livepatch sample replaces): both hook the function's ftrace call site,
+# the livepatch moving the ip, the probe only looking.  In either order
+# both must go in, /proc/cmdline must show the patched text while the
+# probe counts every read, and each must go away without the other.
+t_livepatch_kprobe()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	[ -d /sys/kernel/livepatch ] || fail "no /sys/kernel/livepatch (CONFIG_LIVEPATCH)" ||
+		return
+	ev_cleanup
+	lp_load || fail "livepatch-sample did not load" || return
+	lp_event_on || { lp_unload; fail "livepatch first: the kprobe event refused"; return; }
+	lp_probe_reads "livepatch first"
+	rc=$?
+	lp_event_off
+	lp_unload || fail "livepatch-sample did not unload" || return
+	[ $rc -eq 0 ] || return $rc
+	grep -q "$LP_TEXT" /proc/cmdline && { fail "still patched after unload"; return; }
+
+	lp_event_on || fail "kprobe first: the kprobe event refused" || return
+	lp_load || { lp_event_off; fail "kprobe first: livepatch-sample did not load"; return; }
+	lp_probe_reads "kprobe first"
+	rc=$?
+	lp_unload || { lp_event_off; fail "livepatch-sample did not unload"; return; }
+	h0=$(ev_hits kpk_lp)
+	read -r x < /proc/cmdline
+	h1=$(ev_hits kpk_lp)
+	lp_event_off
+	[ $rc -eq 0 ] || return $rc
+	[ "$((h1 - h0))" = 1 ] || fail "the probe alone again: $((h1 - h0)) hits for 1 read"
+}
+
+# Addresses that are not text, given to kprobe_events (p: at an address)
+# and to the perf kprobe PMU (kprobe_addr): data, an unmapped address, a
+# user address, and __pfx_/__cfi_ symbols where the configuration has
+# them.  Each is refused, and nothing oopses.
+t_bad_address()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	ev_cleanup
+	before=$(splat_count)
+	data=$(awk '$3 == "jiffies" && ($2 == "D" || $2 == "d") { print $1; exit }' \
+		/proc/kallsyms)
+	[ -n "$data" ] || fail "no address for jiffies in /proc/kallsyms" || return
+	for a in $data ffffffffdead0000 1000; do
+		echo "p:kpk_bad 0x$a" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+			{ fail "kprobe_events took p: at 0x$a"; return; }
+		if [ -x ./kprobes_perf ] &&
+		   [ -r /sys/bus/event_source/devices/kprobe/type ]; then
+			out=$(./kprobes_perf -a "$a" 2>&1) ||
+				fail "perf kprobe PMU at 0x$a: $out" || return
+		fi
+	done
+	n=0
+	for s in __pfx_vfs_read __cfi_vfs_read; do
+		grep -q " $s\$" /proc/kallsyms || continue
+		n=$((n + 1))
+		echo "p:kpk_bad $s" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+			{ fail "kprobe_events took p: on $s"; return; }
+	done
+	[ $n -gt 0 ] || diag "no __pfx_ or __cfi_ symbols in this configuration"
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
+# A kprobe event on a module function with a static branch, defined while
+# the module is not loaded: it takes effect whenever the module is, across
+# insmod/rmmod rounds, counting every call with the branch either way (the
+# key flipped while the probe is on), and leaves no trace when the module
+# goes.
+t_pending_module()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	unload kprobes_target || fail "cannot unload kprobes_target" || return
+	ev_cleanup
+	before=$(splat_count)
+	echo 'p:kpk_pend kprobes_target:kpt_static_fn' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot define p:kpk_pend kprobes_target:kpt_static_fn" || return
+	echo 1 > "$TRACEFS/events/kprobes/kpk_pend/enable" ||
+		fail "cannot enable the pending event" || return
+	rc=0
+	for round in 1 2 3; do
+		insmod ./kprobes_target.ko ||
+			{ fail "round $round: insmod kprobes_target.ko failed"; rc=1; break; }
+		h0=$(ev_hits kpk_pend)
+		trigger 3
+		echo 1 > "$TGT/static_on"
+		trigger 2
+		echo 0 > "$TGT/static_on"
+		h1=$(ev_hits kpk_pend)
+		unload kprobes_target ||
+			{ fail "round $round: rmmod kprobes_target failed"; rc=1; break; }
+		[ "$((h1 - h0))" = 5 ] ||
+			{ fail "round $round: $((h1 - h0)) hits for 5 calls"; rc=1; break; }
+	done
+	echo 0 > "$TRACEFS/events/kprobes/kpk_pend/enable"
+	echo '-:kpk_pend' >> "$TRACEFS/kprobe_events"
+	[ $rc -eq 0 ] || return $rc
+	grep -q kpt_static_fn "$KPDIR/list" &&
+		{ fail "left in the list: $(grep kpt_static_fn "$KPDIR/list")"; return; }
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
+# rmmod of a module whose function carries an ftrace-based kprobe, after
+# ftrace declared itself dead (ftrace_kill(), as on an ftrace bug): the
+# probe stops firing, the module goes, the probe shows [GONE] and is
+# unregistered quietly.  Ftrace stays dead: the last case of a run.
+t_ftrace_kill()
+{
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	holder sym=kprobes_target:kpt_shell_a ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "hits $(hld hits), want 2" || return
+	a=$(hld addr)
+	before=$(splat_count)
+	echo 1 > "$HLD/ftrace_kill" || fail "cannot call ftrace_kill()" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "fired after ftrace_kill(): $(hld hits)" ||
+		return
+	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
+	l=$(list_line "$a")
+	echo "$l" | grep -q '\[GONE\]' || fail "not gone: '$l'" || return
+	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
+	[ -z "$(list_line "$a")" ] || fail "still listed after unregister" ||
+		return
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
 }
 
 # Why the ftrace selftest $1 is not to run on this kernel (nothing: run it).
@@ -990,6 +1248,8 @@ run kretprobe_list t_kretprobe_list
 run perf_kretprobe_pmu t_perf_kretprobe_pmu
 run ftrace_coexist t_ftrace_coexist
 run opt_sysctl_events t_opt_sysctl_events
+run livepatch_kprobe t_livepatch_kprobe
+run bad_address t_bad_address
 
 # Everything unloaded and removed before the leak check, which so also
 # covers the return probe cases.
@@ -999,9 +1259,13 @@ unload kprobes_stress
 unload kprobes_kretprobe
 unload kprobes_boundary
 unload kprobes_opt
+ev_cleanup 2>/dev/null
+run text_poke t_text_poke
+run pending_module t_pending_module
 unload kprobes_target
 ev_cleanup 2>/dev/null
 run ftracetest t_ftracetest
 run kmemleak t_kmemleak
+run ftrace_kill t_ftrace_kill
 run no_splat t_no_splat
 exit 0
