@@ -1083,6 +1083,7 @@ static int kpr_fp_noted(void)
 }
 
 #ifdef KPR_FIND_RET_EXPORTED
+#define kpr_can_find_ret	true
 static unsigned long kpr_find_ret(struct task_struct *t)
 {
 	struct llist_node *cur = NULL;
@@ -1090,6 +1091,7 @@ static unsigned long kpr_find_ret(struct task_struct *t)
 	return kretprobe_find_ret_addr(t, (void *)READ_ONCE(kpt_kret_fp), &cur);
 }
 #else
+#define kpr_can_find_ret	false
 static unsigned long kpr_find_ret(struct task_struct *t)
 {
 	return 0;
@@ -1107,7 +1109,7 @@ static void kpr_find_ret_addr(struct kunit *test)
 	if (upstream)
 		kunit_skip(test,
 			   "upstream unwinds through rethook_find_ret_addr(), which warns for a running task");
-	if (!IS_ENABLED(KPR_FIND_RET_EXPORTED))
+	if (!kpr_can_find_ret)
 		KUNIT_FAIL(test, "kretprobe_find_ret_addr() is not exported");
 
 	/* Asleep inside: the real return address, in the thread's function. */

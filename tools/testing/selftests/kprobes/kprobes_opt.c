@@ -1368,7 +1368,10 @@ static int kpo_ua_try(struct kunit *test, unsigned long user, unsigned int off,
 			return -EAGAIN;
 		}
 	}
-	kpo_ua_ctx = kpo_ua_pre_ac = kpo_ua_post_ac = kpo_ua_post_ctx = 0;
+	kpo_ua_ctx = 0;
+	kpo_ua_pre_ac = 0;
+	kpo_ua_post_ac = 0;
+	kpo_ua_post_ctx = 0;
 	atomic_set(&kpo_ua_hits, 0);
 	n = strncpy_from_user(buf, (const char __user *)user, sizeof(buf));
 	unregister_kprobe(&kpo_ua_kp);

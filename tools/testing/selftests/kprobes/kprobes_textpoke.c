@@ -177,8 +177,10 @@ static void hex(const uint8_t *b, unsigned int n, char *out)
 	out[0] = 0;
 	for (i = 0; i < n && i < 16; i++)
 		sprintf(out + 2 * i, "%02x", b[i]);
-	if (!n)
-		strcpy(out, "-");
+	if (!n) {
+		out[0] = '-';
+		out[1] = 0;
+	}
 }
 
 static int missing;
@@ -191,7 +193,7 @@ static void want(int ok, const char *what)
 	}
 }
 
-static int run(const char *script)
+static int run_script(const char *script)
 {
 	int status;
 	pid_t pid = fork();
@@ -201,7 +203,7 @@ static int run(const char *script)
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-		printf("cannot run a script\n");
+		printf("cannot start a script\n");
 		return -1;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -230,8 +232,8 @@ int main(int argc, char **argv)
 	size_t size = RING_PAGES * PAGE;
 	void *rings[MAX_CPUS];
 	int opt = 0, waited;
-	unsigned long long a;
 	uint64_t addr;
+	char *end;
 	uint8_t orig = 0;
 	int arm = 0, disarm = 0, jump = 0, unjump = 0, slot = 0, detour = 0;
 
@@ -240,11 +242,15 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (argc != 4 || sscanf(argv[1], "%llx", &a) != 1) {
+	if (argc != 4) {
 		fprintf(stderr, "usage: kprobes_textpoke [-o] ADDR SCRIPT1 SCRIPT2\n");
 		return 2;
 	}
-	addr = a;
+	addr = strtoull(argv[1], &end, 16);
+	if (!*argv[1] || *end) {
+		fprintf(stderr, "kprobes_textpoke: bad address %s\n", argv[1]);
+		return 2;
+	}
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu < 1 || ncpu > MAX_CPUS)
 		return 2;
@@ -274,7 +280,7 @@ int main(int argc, char **argv)
 	}
 	nbefore = kallsyms_pages(before, MAX_PAGES);
 
-	if (run(argv[2]))
+	if (run_script(argv[2]))
 		return 1;
 	for (waited = 0; opt && waited < WAIT_MS; waited += 50) {
 		for (cpu = 0; cpu < ncpu; cpu++)
@@ -283,7 +289,7 @@ int main(int argc, char **argv)
 			break;
 		usleep(50000);
 	}
-	if (run(argv[3]))
+	if (run_script(argv[3]))
 		return 1;
 	nafter = kallsyms_pages(after, MAX_PAGES);
 	for (cpu = 0; cpu < ncpu; cpu++)
@@ -372,7 +378,9 @@ int main(int argc, char **argv)
 			missing++;
 		}
 	}
-	printf("%d records: %d pages registered, breakpoint %d/%d, jump %d/%d, slot %d, detour %d; %d missing\n",
-	       nrecs, nreg, arm, disarm, jump, unjump, slot, detour, missing);
+	printf("%d records: %d pages registered, breakpoint %d/%d, ", nrecs, nreg,
+	       arm, disarm);
+	printf("jump %d/%d, slot %d, detour %d; %d missing\n", jump, unjump,
+	       slot, detour, missing);
 	return missing ? 1 : 0;
 }

@@ -355,32 +355,34 @@ static void kps_ool_remove_under(struct kps_ool *o, bool optimized)
 	kps_ool_unmany(o, o->decoys, KPS_OOL_DECOYS);
 }
 
+/* The probe on the rep stosb, @optimized or not, goes under the other CPU. */
+static void kps_ool_copy_goes(struct kunit *test, bool optimized)
+{
+	struct kps_ool *o = kps_ool_setup(test, optimized);
+	kprobe_opcode_t *at = kps_ool_at(kps_asm_fill_rep_off);
+	int st;
+
+	kps_ool_register(o, at);
+	if (optimized) {
+		st = kpt_wait_probe_state((unsigned long)at, KPT_PS_OPTIMIZED,
+					  KPT_PS_OPTIMIZED, KPS_OOL_WAIT_MS);
+		KUNIT_ASSERT_TRUE_MSG(test, st >= 0 && (st & KPT_PS_OPTIMIZED),
+				      "the probe on the rep stosb is not optimized (%d)",
+				      st);
+	}
+	kps_ool_start_worker(o);
+	kps_ool_remove_under(o, optimized);
+	kps_ool_finish(o, 2);
+}
+
 void kps_ool_boosted(struct kunit *test)
 {
-	struct kps_ool *o = kps_ool_setup(test, 0);
-
-	kps_ool_register(o, kps_ool_at(kps_asm_fill_rep_off));
-	kps_ool_start_worker(o);
-	kps_ool_remove_under(o, false);
-	kps_ool_finish(o, 2);
+	kps_ool_copy_goes(test, false);
 }
 
 void kps_ool_detour(struct kunit *test)
 {
-	struct kps_ool *o = kps_ool_setup(test, 1);
-	unsigned long addr = (unsigned long)kps_ool_at(kps_asm_fill_rep_off);
-	int st;
-
-	kps_ool_register(o, kps_ool_at(kps_asm_fill_rep_off));
-	kpt_optimizer_wait();
-	st = kpt_wait_probe_state(addr, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
-				  KPS_OOL_WAIT_MS);
-	KUNIT_ASSERT_TRUE_MSG(test, st >= 0 && (st & KPT_PS_OPTIMIZED),
-			      "the probe on the rep stosb is not optimized (%d)",
-			      st);
-	kps_ool_start_worker(o);
-	kps_ool_remove_under(o, true);
-	kps_ool_finish(o, 2);
+	kps_ool_copy_goes(test, true);
 }
 
 void kps_ool_optimizing(struct kunit *test)

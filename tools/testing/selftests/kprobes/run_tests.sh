@@ -440,6 +440,20 @@ t_holder_loop()
 	return 0
 }
 
+# The holder's probe at $1 on kprobes_target: rmmod kprobes_target leaves
+# it [GONE] in the list, rmmod kprobes_holder takes it out, quietly (no
+# splat since the count $2).
+target_gone()
+{
+	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
+	l=$(list_line "$1")
+	echo "$l" | grep -q '\[GONE\]' || fail "not gone: '$l'" || return
+	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
+	[ -z "$(list_line "$1")" ] || fail "still listed after unregister" ||
+		return
+	[ "$(splat_count)" = "$2" ] || fail "kernel splat"
+}
+
 # rmmod of a probed module: the probe stays registered, shows [GONE], and
 # unregistering it later is quiet.
 t_module_unload_gone()
@@ -449,15 +463,7 @@ t_module_unload_gone()
 		fail "insmod kprobes_holder.ko failed" || return
 	trigger 2
 	[ "$(hld hits)" = 2 ] || fail "hits $(hld hits), want 2" || return
-	a=$(hld addr)
-	before=$(splat_count)
-	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
-	l=$(list_line "$a")
-	echo "$l" | grep -q '\[GONE\]' || fail "not gone: '$l'" || return
-	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
-	[ -z "$(list_line "$a")" ] || fail "still listed after unregister" ||
-		return
-	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+	target_gone "$(hld addr)" "$(splat_count)"
 }
 
 ev_cleanup()
@@ -1041,13 +1047,7 @@ t_ftrace_kill()
 	trigger 2
 	[ "$(hld hits)" = 2 ] || fail "fired after ftrace_kill(): $(hld hits)" ||
 		return
-	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
-	l=$(list_line "$a")
-	echo "$l" | grep -q '\[GONE\]' || fail "not gone: '$l'" || return
-	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
-	[ -z "$(list_line "$a")" ] || fail "still listed after unregister" ||
-		return
-	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+	target_gone "$a" "$before"
 }
 
 # Why the ftrace selftest $1 is not to run on this kernel (nothing: run it).
