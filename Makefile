@@ -13,7 +13,7 @@ help:
 	@echo 'make run            build if needed, boot, load the kprobe samples, show them'
 	@echo 'make test           build if needed, boot, run the tests (KTAP), judge'
 	@echo 'make shell          boot our kernel with an interactive shell'
-	@echo 'make build          prepare and build our tree only (build/ours)'
+	@echo 'make build          prepare and build our tree, both configurations (build/ours)'
 	@echo 'make baseline       build the untouched upstream tree (build/baseline)'
 	@echo 'make test-baseline  run the tests on the upstream kernel'
 	@echo 'make bench          both trees, production-like config, exact hit costs'
@@ -21,35 +21,49 @@ help:
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
 
+# The configurations test targets build and boot (harness/common.sh);
+# run and shell use the base one only.
+KTEST_VARIANTS ?= base preempt
+export KTEST_VARIANTS
+
+# $(call kbuild,TREE,VARIANTS): prepare and build each configuration.
+kbuild = @for v in $(2); do \
+		KTEST_VARIANT=$$v $(H)/prepare.sh $(1) && \
+		KTEST_VARIANT=$$v $(H)/build.sh $(1) || exit 1; \
+	done
+
 deps:
 	@$(H)/deps.sh
 
 prepare: deps
 	@$(H)/prepare.sh ours
 
-build: prepare
-	@$(H)/build.sh ours
+build: deps
+	$(call kbuild,ours,$(KTEST_VARIANTS))
 
-run: build
+run: deps
+	$(call kbuild,ours,base)
 	@$(H)/boot.sh ours run
 
 test: build
 	@$(H)/boot.sh ours test
 
-shell: build
+shell: deps
+	$(call kbuild,ours,base)
 	@$(H)/boot.sh ours shell
 
 baseline: deps
-	@$(H)/prepare.sh upstream
-	@$(H)/build.sh upstream
+	$(call kbuild,upstream,$(KTEST_VARIANTS))
 
 test-baseline: baseline
 	@$(H)/boot.sh upstream test
 
-run-baseline: baseline
+run-baseline: deps
+	$(call kbuild,upstream,base)
 	@$(H)/boot.sh upstream run
 
-shell-baseline: baseline
+shell-baseline: deps
+	$(call kbuild,upstream,base)
 	@$(H)/boot.sh upstream shell
 
 bench:

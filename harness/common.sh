@@ -20,13 +20,41 @@ upstream) TDIR=$BUILD/baseline NAME="the upstream" ;;
 esac
 SRC=$TDIR/src
 PROFILE=${KTEST_PROFILE:-test}
-case "$PROFILE" in
-test)  SFX= ;;
-bench) SFX=-bench SUITE_DIR=$SUITE_DIR/bench ;;
-*) echo "unknown KTEST_PROFILE=$PROFILE (test or bench)" >&2; exit 2 ;;
-esac
-OBJ=$TDIR/obj$SFX
-INITRD=$TDIR/initramfs$SFX.cpio.gz
+
+# The configurations `make test` builds and boots, each a variant of the
+# test profile with its own object directory, initramfs and module build:
+#   base      harness/config/test.config on tinyconfig: not preemptible,
+#             but with PREEMPT_COUNT (DEBUG_ATOMIC_SLEEP turns it on)
+#   preempt   the same plus harness/config/preempt.config: PREEMPT_DYNAMIC
+#             booted preempt=full, DEBUG_PREEMPT, and IBT
+# KTEST_VARIANTS lists those a test target runs (default: both).
+KTEST_VARIANTS=${KTEST_VARIANTS:-base preempt}
+
+# variant_set NAME: point SFX, OBJ, INITRD, VFRAGMENTS, VESSENTIAL and
+# VCMDLINE at configuration NAME of the current profile.
+variant_set()
+{
+	VARIANT=${1:-base}
+	VFRAGMENTS=() VESSENTIAL=() VCMDLINE=
+	case "$PROFILE" in
+	test)  SFX= ;;
+	bench) SFX=-bench SUITE_DIR=tools/testing/selftests/kprobes/bench ;;
+	*) echo "unknown KTEST_PROFILE=$PROFILE (test or bench)" >&2; exit 2 ;;
+	esac
+	case "$PROFILE/$VARIANT" in
+	*/base) ;;
+	test/preempt)
+		SFX=-preempt
+		VFRAGMENTS=("$TOP/harness/config/preempt.config")
+		VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT)
+		VCMDLINE="preempt=full"
+		;;
+	*) echo "unknown configuration $VARIANT for the $PROFILE profile" >&2; exit 2 ;;
+	esac
+	OBJ=$TDIR/obj$SFX
+	INITRD=$TDIR/initramfs$SFX.cpio.gz
+}
+variant_set "${KTEST_VARIANT:-base}"
 
 # The top-level make's job server and flags must not leak into the
 # kernel's own make.

@@ -17,15 +17,17 @@ REMOVE=(
 # Paths of the repo overlaid onto the kernel tree (tracked files only).
 OVERLAY=(kernel include arch samples Documentation lib tools Kconfig.kprobes)
 # Config fragments, applied in this order on top of tinyconfig: the
-# tests' debug options, or the benchmark's production-like choices.
-FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/$PROFILE.config")
-# KTEST_CONFIG=fragment adds one more, e.g. harness/config/preempt.config
-# for a one-off run on a preemptible kernel (the next run without it
-# rebuilds the usual configuration).
+# tests' debug options, or the benchmark's production-like choices, then
+# those of the configuration (KTEST_VARIANT, see common.sh).
+FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/$PROFILE.config"
+	   "${VFRAGMENTS[@]}")
+# KTEST_CONFIG=fragment adds one more, for a one-off run (the next run
+# without it rebuilds the usual configuration).
 [ -n "${KTEST_CONFIG:-}" ] && FRAGMENTS+=("$(realpath "$KTEST_CONFIG")")
-# Options whose absence makes the build pointless.
-ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS)
-[ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST)
+# Options whose absence makes the build pointless: without them a
+# configuration would not test what it is there for.
+ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS "${VESSENTIAL[@]}")
+[ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST LIVEPATCH SAMPLE_LIVEPATCH)
 
 [ -f "$TARBALL" ] || die "$TARBALL not found (apt-get install linux-source-6.12)"
 mkdir -p "$TDIR"
