@@ -91,6 +91,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
@@ -922,7 +923,13 @@ static int kpb_worker_fn(void *data)
 		}
 		w->st.calls += KPB_NIN;
 		atomic_long_add(KPB_NIN, &w->calls);
-		cond_resched();
+		/*
+		 * Between calls: a quiescent state for RCU tasks too, which
+		 * cond_resched() does not give on a preemptible kernel and
+		 * which the optimizer (upstream's unregistration too) waits
+		 * for.
+		 */
+		cond_resched_tasks_rcu_qs();
 	}
 	return 0;
 }

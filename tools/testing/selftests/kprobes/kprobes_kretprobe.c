@@ -23,11 +23,13 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/limits.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
@@ -37,6 +39,8 @@
 #include <linux/slab.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/cpufeature.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -1156,6 +1160,50 @@ static void kpr_find_ret_addr(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 }
 
+/*
+ * A few functions are called between stac and clac: copy_from_user()
+ * calls rep_movs_alternative() on a CPU without FSRM.  A return probe on
+ * it returns through the trampoline with user access open; its handler
+ * must run with EFLAGS.AC clear, and the copy go on with it set.
+ */
+static unsigned long kpr_ua_ac;
+
+static int kpr_ret_ac(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpr_ua_ac |= native_save_fl() & X86_EFLAGS_AC;
+	return kpr_ret_note(ri, regs);
+}
+
+static void kpr_uaccess(struct kunit *test)
+{
+	static const char str[] = "copied from a user page through rep_movs_alternative";
+	struct kpr_probe *p = kpr_new(0);
+	char buf[sizeof(str)];
+	unsigned long user;
+
+	if (!boot_cpu_has(X86_FEATURE_SMAP))
+		kunit_skip(test, "no SMAP on this CPU: user access regions are not real");
+	if (boot_cpu_has(X86_FEATURE_FSRM))
+		kunit_skip(test, "copies do not call rep_movs_alternative on a CPU with FSRM");
+	user = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(user));
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)user, str, sizeof(str)), 0UL);
+
+	p->rp.kp.symbol_name = "rep_movs_alternative";
+	p->rp.handler = kpr_ret_ac;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	kpr_ua_ac = 0;
+	memset(buf, 0, sizeof(buf));
+	KUNIT_EXPECT_EQ(test, copy_from_user(buf, (const void __user *)user,
+					     sizeof(buf)), 0UL);
+	kpr_unregister(test, &p->rp);
+	KUNIT_EXPECT_STREQ(test, buf, str);
+	KUNIT_EXPECT_GE(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ_MSG(test, kpr_ua_ac, 0UL,
+			    "the return handler ran with user memory open");
+}
+
 static struct completion kpr_exit_done;
 
 static int kpr_exit_thread(void *data)
@@ -1507,6 +1555,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_unregister_in_flight),
 	KUNIT_CASE(kpr_task_exit),
 	KUNIT_CASE(kpr_find_ret_addr),
+	KUNIT_CASE(kpr_uaccess),
 	KUNIT_CASE_SLOW(kpr_no_miss),
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),

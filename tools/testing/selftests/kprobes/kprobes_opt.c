@@ -1232,24 +1232,21 @@ static void kpo_cold_entry(struct kunit *test)
 
 /*
  * Failure injection for kpo_refused_neighbour: in the task named here,
- * the next call of the function probed returns -ENOMEM right away (what
- * fail_function does, with a kprobe that moves the ip to the return
- * address).  The empty post_handler keeps the probe a breakpoint, where a
- * redirection is honoured.
+ * the next call of the function probed returns -ENOMEM right away, the
+ * way fail_function does it: the probe on the function's entry sends the
+ * ip to a bare return (the stack pointer stays: a probe carried by ftrace
+ * cannot move it).  The empty post_handler keeps the probe from being
+ * optimized, which would ignore the redirection.
  */
 static struct task_struct *kpo_fail_task;
 
 static int kpo_fail_pre(struct kprobe *kp, struct pt_regs *regs)
 {
-	unsigned long ret;
-
 	if (READ_ONCE(kpo_fail_task) != current)
 		return 0;
 	WRITE_ONCE(kpo_fail_task, NULL);
-	ret = *(unsigned long *)kernel_stack_pointer(regs);
-	regs->sp += sizeof(long);
 	regs->ax = -ENOMEM;
-	instruction_pointer_set(regs, ret);
+	instruction_pointer_set(regs, (unsigned long)kpt_asm_ret);
 	return 1;
 }
 

@@ -153,10 +153,13 @@ extern int kpt_data;
 u64 kpt_cold(u64 x);
 
 /*
- * kpt_asm_cli(), kpt_asm_sti(): cli, sti, as their first instruction.
+ * kpt_asm_ret(): nothing but a return, for a handler that makes a call
+ * return at once.  kpt_asm_cli(), kpt_asm_sti(): cli, sti, as their first
+ * instruction.
  * kpt_asm_popf(flags): pushes @flags and loads them with the popf that is
  * kpt_asm_popf_off bytes into the function.
  */
+void kpt_asm_ret(void);
 void kpt_asm_cli(void);
 void kpt_asm_sti(void);
 void kpt_asm_popf(unsigned long flags);

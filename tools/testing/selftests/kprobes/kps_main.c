@@ -500,8 +500,9 @@ static int kps_worker(void *data)
 
 	while (!kthread_should_stop()) {
 		kps_call_all(c);
+		/* Also a quiescent state for RCU tasks (see kps_ool.c). */
 		if (!(++n % 16))
-			cond_resched();
+			cond_resched_tasks_rcu_qs();
 	}
 	return 0;
 }

@@ -336,6 +336,12 @@ SYM_FUNC_START_LOCAL(kpt_cold.cold)
 	jmp	.Lkpt_cold_after_push
 SYM_FUNC_END(kpt_cold.cold)
 
+/* void kpt_asm_ret(void): returns; where an injected failure sends a call. */
+SYM_FUNC_START(kpt_asm_ret)
+	RET
+SYM_FUNC_END(kpt_asm_ret)
+EXPORT_SYMBOL_GPL(kpt_asm_ret)
+
 /*
  * Instructions that change the interrupt flag, each the first of its
  * function: void kpt_asm_cli(void), void kpt_asm_sti(void), and
