@@ -757,10 +757,10 @@ static bool site_want_armed(struct kprobe_site *s)
  * onto a function, and livepatch is one.  Only a site with a post_handler
  * makes that claim (the post_handler runs as if ftrace's nop, not a
  * patched function, came next), so that a livepatch and a probe can share
- * a function.  KSITE_FTRACE_IPMOD says which ops carries an armed site;
- * when its post_handlers come or go it moves to the other one: first into
- * the new ops' filter, then the flag, then out of the old one.  While it
- * is in both, the handler ignores the call from the ops the flag does not
+ * a function.  site->fops says which ops carries an armed site; when its
+ * post_handlers come or go it moves to the other one: first into the new
+ * ops' filter, then site->fops, then out of the old one.  While it is in
+ * both, the handler ignores the call from the ops site->fops does not
  * name, so that no hit is lost or run twice.
  */
 struct kprobe_ftrace_ops {
@@ -815,12 +815,28 @@ static int ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
 	return ftrace_set_filter_ips(&kf->ops, ips, n, 1, 0);
 }
 
+/* Is @s carried by the ftrace_ops that claims IPMODIFY? */
+static bool ftrace_site_ipmod(struct kprobe_site *s)
+{
+	return s->fops == &kprobe_ftrace_ops[1].ops;
+}
+
 /* The ftrace_ops an armed ftrace site is in (0 or 1), -1 when disarmed. */
 static int ftrace_site_at(struct kprobe_site *s)
 {
 	if (!(s->flags & KSITE_ARMED))
 		return -1;
-	return !!(s->flags & KSITE_FTRACE_IPMOD);
+	return ftrace_site_ipmod(s);
+}
+
+/* Where the handler is to take hits of @s from: ops @at, or none. */
+static void ftrace_site_carry(struct kprobe_site *s, int at)
+{
+	if (at < 0)
+		s->flags &= ~KSITE_ARMED;
+	else
+		s->flags |= KSITE_ARMED;
+	WRITE_ONCE(s->fops, at < 0 ? NULL : &kprobe_ftrace_ops[at].ops);
 }
 
 /* Where it should be, armed (@arm) or not. */
@@ -851,7 +867,7 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		if (at == want)
 			continue;
 		if (READ_ONCE(kprobe_ftrace_disabled)) {
-			s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
+			ftrace_site_carry(s, -1);
 			if (want >= 0)
 				ret = -ENODEV;
 			continue;
@@ -885,7 +901,7 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		err[i] = ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
 
 	/*
-	 * Then the flags, which say which ops counts, and out of the old
+	 * Then site->fops, which says which ops counts, and out of the old
 	 * ops.  A site that could not go into its new ops stays as it was.
 	 */
 	memset(ndel, 0, sizeof(ndel));
@@ -896,9 +912,7 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		want = ftrace_site_want(s, arm);
 		if (at == want || (want >= 0 && err[want]))
 			continue;
-		s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
-		if (want >= 0)
-			s->flags |= KSITE_ARMED | (want ? KSITE_FTRACE_IPMOD : 0);
+		ftrace_site_carry(s, want);
 		if (at >= 0)
 			del[at][ndel[at]++] = (unsigned long)s->addr;
 	}
@@ -917,6 +931,11 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	return ret;
 }
 #else
+static bool ftrace_site_ipmod(struct kprobe_site *s)
+{
+	return false;
+}
+
 static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 {
 	struct kprobe_site *s;
@@ -959,7 +978,7 @@ static bool site_armed_as(struct kprobe_site *s, bool want)
 	if (!!(s->flags & KSITE_ARMED) != want)
 		return false;
 	return !want || !(s->flags & KSITE_FTRACE) ||
-	       !(s->flags & KSITE_FTRACE_IPMOD) == !(s->flags & KSITE_POST);
+	       ftrace_site_ipmod(s) == !!(s->flags & KSITE_POST);
 }
 
 /*
@@ -2484,7 +2503,8 @@ static void site_kill(struct kprobe_site *s)
 	struct kprobe *p;
 
 	opt_forget(s);
-	s->flags &= ~(KSITE_ARMED | KSITE_FTRACE_IPMOD);
+	s->flags &= ~KSITE_ARMED;
+	WRITE_ONCE(s->fops, NULL);
 	s->flags |= KSITE_GONE;
 	list_for_each_entry(p, &s->probes, list)
 		p->flags |= KPROBE_FLAG_GONE;
@@ -2643,7 +2663,7 @@ enum { KRP_GROW, KRP_TRIM };
 
 #define KRP_TRIM_DELAY		HZ
 
-static int kretprobe_enter(struct kprobe *p, struct pt_regs *regs);
+static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs);
 
 static bool kprobe_is_return(struct kprobe *p)
 {
@@ -2978,11 +2998,42 @@ static void kretprobe_release(struct kprobe *p)
 		irq_work_queue(&pool->free_kick);
 }
 
-/* The pre_handler of every kretprobe. */
-static int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
+/* Make the call @ri was taken for return through the trampoline. */
+static nokprobe_inline void kretprobe_follow(struct kretprobe_instance *ri,
+					     struct pt_regs *regs)
+{
+	struct llist_head *pending = &current->kretprobe_instances;
+
+	arch_kretprobe_hijack(ri, regs);
+	/*
+	 * Only this task (and interrupts on its CPU, which pop what they
+	 * push before returning) changes its list: no atomics needed.
+	 */
+	ri->llist.next = pending->first;
+	WRITE_ONCE(pending->first, &ri->llist);
+}
+
+/*
+ * kretprobe_enter() for a kretprobe with an entry_handler, which may turn
+ * the call down.  Out of line, so that the common case makes no call.
+ */
+static noinline notrace int kretprobe_enter_handler(struct kretprobe *rp,
+						    struct kretprobe_instance *ri,
+						    struct pt_regs *regs)
+{
+	if (rp->entry_handler(ri, regs))
+		pool_give(ri);
+	else
+		kretprobe_follow(ri, regs);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kretprobe_enter_handler);
+
+/* The pre_handler of every kretprobe (hit path: no ftrace call either). */
+static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
 {
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
-	struct llist_head *pending = &current->kretprobe_instances;
 	struct kretprobe_instance *ri;
 
 	ri = pool_take(rp->pool);
@@ -2991,17 +3042,9 @@ static int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	}
 	ri->rp = rp;
-	if (rp->entry_handler && rp->entry_handler(ri, regs)) {
-		pool_give(ri);
-		return 0;
-	}
-	arch_kretprobe_hijack(ri, regs);
-	/*
-	 * Only this task (and interrupts on its CPU, which pop what they
-	 * push before returning) changes its list: no atomics needed.
-	 */
-	ri->llist.next = pending->first;
-	WRITE_ONCE(pending->first, &ri->llist);
+	if (rp->entry_handler)
+		return kretprobe_enter_handler(rp, ri, regs);
+	kretprobe_follow(ri, regs);
 	return 0;
 }
 
@@ -3118,7 +3161,7 @@ NOKPROBE_SYMBOL(kretprobe_return_slow);
  *
  * Return: the real return address.
  */
-unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
+unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 {
 	struct llist_head *pending = &current->kretprobe_instances;
 	struct kretprobe_instance *ri;

@@ -49,10 +49,10 @@
 #define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
 #define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed like OOL text */
 #define KSITE_OPT_JUMPED BIT(11)	/* its jump was written: see unregister */
-/* An armed ftrace site is in the ftrace_ops with IPMODIFY (kernel/kprobes.c). */
-#define KSITE_FTRACE_IPMOD BIT(12)
 /* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
 #define KSITE_ARCH_SLOW	BIT(10)
+
+struct ftrace_ops;
 
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
@@ -60,6 +60,8 @@ struct kprobe_site {
 	struct kprobe		*solo;	/* see kprobe_site_solo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
+	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes.c). */
+	struct ftrace_ops	*fops;
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
 	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
 	struct rcu_head		rcu;

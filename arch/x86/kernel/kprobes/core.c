@@ -73,7 +73,8 @@
 #include <linux/unaligned.h>
 #include <linux/sched.h>
 #include <linux/ftrace.h>
-#include <linux/entry-common.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/perf_event.h>
 
 #include <asm/alternative.h>
@@ -1044,23 +1045,34 @@ NOKPROBE_SYMBOL(kx_site_post);
 /*
  * The post_handlers of a step.  They run from a call at the end of the
  * copy, not from an exception, so they enter the same context as the
- * pre_handlers before them (and upstream's #DB path): NMI-like, in_nmi()
- * true, lockdep told that interrupts are off, which they are.  The exit
- * puts back what lockdep thought before, whatever a handler did with
- * local_irq_save() and friends.
+ * pre_handlers before them (and upstream's #DB path) the way
+ * irqentry_nmi_enter() does: NMI-like, in_nmi() true, lockdep told that
+ * interrupts are off, which they are.  The exit puts back what lockdep
+ * thought before, whatever a handler did with local_irq_disable() and
+ * friends.  Unlike an exception, this comes from the probed code, which
+ * is never noinstr: RCU is watching, and nothing needs telling that a
+ * CPU left an idle or user context.
  */
 static nokprobe_inline void kx_step_post(struct kprobe_site *s,
 					 struct kprobe *p, struct pt_regs *regs)
 {
-	irqentry_state_t state = irqentry_nmi_enter(regs);
+	bool irqs_were_on = lockdep_hardirqs_enabled();
 
+	__nmi_enter();
+	lockdep_hardirqs_off(CALLER_ADDR0);
+	lockdep_hardirq_enter();
 	if (!p) {
 		kx_site_post(s, regs);
 	} else {
 		__this_cpu_write(current_kprobe, p);
 		p->post_handler(p, regs, 0);
 	}
-	irqentry_nmi_exit(regs, state);
+	lockdep_hardirq_exit();
+	if (irqs_were_on) {
+		lockdep_hardirqs_on_prepare();
+		lockdep_hardirqs_on(CALLER_ADDR0);
+	}
+	__nmi_exit();
 }
 
 /* The tracked copy has run: finish the hit. */

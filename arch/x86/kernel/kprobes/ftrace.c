@@ -17,12 +17,14 @@
  * though, expect to see what a breakpoint would show them: regs->ip just
  * past an int3 at the probed address.  We present that, move regs->ip
  * past the nop for the post handlers, and put back what we found, unless
- * a pre_handler redirected execution.
+ * a pre_handler redirected execution.  The common case, nobody moved it,
+ * needs nothing kept: it goes back to ip + MCOUNT_INSN_SIZE.
  */
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
 #include <linux/ftrace.h>
+#include <linux/compiler.h>
 
 #include <asm/text-patching.h>
 
@@ -39,7 +41,10 @@ static nokprobe_inline void kx_ftrace_redirected(unsigned long ip,
 		regs->ip = orig;
 }
 
-/* Several probes on the site, or a hit while a probe runs. */
+/*
+ * Several probes on the site, a hit while a probe runs, or regs->ip moved
+ * by another ftrace user.
+ */
 static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 				    struct pt_regs *regs)
 {
@@ -80,9 +85,9 @@ NOKPROBE_SYMBOL(kx_ftrace_slow);
  *
  * Runs the site's handlers like a breakpoint hit would, or counts a miss
  * when this CPU is already inside a probe.  A site moving from one of the
- * two ftrace_ops to the other is briefly in both: only the one
- * KSITE_FTRACE_IPMOD names counts.  Does nothing once ftrace has been
- * declared dead (kprobe_ftrace_kill()).
+ * two ftrace_ops to the other is briefly in both: only the one s->fops
+ * names counts.  Does nothing once ftrace has been declared dead
+ * (kprobe_ftrace_kill()).
  *
  * Recursion needs no lock of its own here: everything this runs before
  * current_kprobe is set is NOKPROBE (no probe of ours can be on it), and
@@ -95,40 +100,42 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct kprobe_site *s;
-	unsigned long orig;
 	struct kprobe *p;
 
-	if (unlikely(!regs || READ_ONCE(kprobe_ftrace_disabled)))
+	/*
+	 * Plain reads of the two values written while hits run: either
+	 * value read is one a hit may see.
+	 */
+	if (unlikely(!regs || data_race(kprobe_ftrace_disabled)))
 		return;
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	if (unlikely(!s ||
-		     !(READ_ONCE(s->flags) & KSITE_FTRACE_IPMOD) !=
-		     !(ops->flags & FTRACE_OPS_FL_IPMODIFY)))
+	if (unlikely(!s || data_race(s->fops) != ops))
 		goto out;
 
 	/*
-	 * One probe, nothing running.  After its pre_handler only p and regs
-	 * are needed: p->addr is the site's address, that is @ip.
+	 * One probe, nothing running, regs->ip as ftrace set it.  After its
+	 * pre_handler only p and regs are needed: p->addr is the site's
+	 * address, that is @ip.
 	 */
 	p = kprobe_site_solo(s);
-	if (unlikely(!p || kprobe_running())) {
+	if (unlikely(!p || kprobe_running() ||
+		     regs->ip != ip + MCOUNT_INSN_SIZE)) {
 		kx_ftrace_slow(s, ip, regs);
 		goto out;
 	}
-	orig = regs->ip;
 	regs->ip = ip + INT3_INSN_SIZE;
 	__this_cpu_write(current_kprobe, p);
 	if (p->pre_handler(p, regs)) {
-		kx_ftrace_redirected((unsigned long)p->addr, orig, regs);
+		kx_ftrace_redirected((unsigned long)p->addr,
+				     (unsigned long)p->addr + MCOUNT_INSN_SIZE, regs);
 	} else {
+		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 		if (p->post_handler) {
-			regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
 			__this_cpu_write(current_kprobe, p);
 			p->post_handler(p, regs, 0);
 		}
-		regs->ip = orig;
 	}
 	__this_cpu_write(current_kprobe, NULL);
 out:

@@ -8,9 +8,9 @@
  * We take the slot back (it becomes our own return address), save the
  * registers as a struct pt_regs below it and call the core, which writes
  * the real return address into the slot, runs the return handlers and
- * gives the instances back.  Then the flags and registers are reloaded (a
- * handler may have changed the return value) and RET goes to the real
- * caller.
+ * gives the instances back.  Then the registers are reloaded (a handler
+ * may have changed the return value), with SMAP the flags too, and RET
+ * goes to the real caller.
  *
  * To the unwinder this is an ordinary call frame whose return address is
  * whatever the slot holds: the trampoline's own address until the core
@@ -22,6 +22,9 @@
 #include <linux/objtool.h>
 #include <asm/asm-offsets.h>
 #include <asm/frame.h>
+#include <linux/stringify.h>
+#include <asm/alternative.h>
+#include <asm/cpufeatures.h>
 #include <asm/ptrace-abi.h>
 #include <asm/segment.h>
 #include <asm/smap.h>
@@ -57,8 +60,8 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	leaq	PTREGS_SIZE(%rsp), %rsi
 	call	kretprobe_trampoline_handler
 
-	pushq	EFLAGS(%rsp)
-	popfq
+	/* AC back as it was: only a CPU with SMAP can have had it set. */
+	ALTERNATIVE "", __stringify(pushq EFLAGS(%rsp); popfq), X86_FEATURE_SMAP
 	KX_LOAD_GPRS
 	addq	$PTREGS_SIZE, %rsp
 	RET
