@@ -2944,8 +2944,7 @@ static struct kretprobe_pool *pool_new(struct kretprobe *rp)
 	struct kretprobe_chunk *c;
 	unsigned int floor;
 
-	floor = rp->maxactive > 0 ? rp->maxactive :
-		max_t(unsigned int, 10, 2 * num_possible_cpus());
+	floor = rp->maxactive;
 	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
 	if (!pool)
 		return NULL;
@@ -3386,6 +3385,9 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	for (i = 0; i < num; i++) {
 		struct kretprobe *rp = rps[i];
 
+		/* The documented default, left in the struct for all to see. */
+		if (rp->maxactive <= 0)
+			rp->maxactive = max_t(unsigned int, 10, 2 * num_possible_cpus());
 		rp->pool = pool_new(rp);
 		if (!rp->pool) {
 			ret = -ENOMEM;
