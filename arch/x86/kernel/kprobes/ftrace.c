@@ -104,13 +104,14 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 	/*
 	 * Plain reads of the two values written while hits run: either
-	 * value read is one a hit may see.
+	 * value read is one a hit may see.  First: ftrace declared dead.
 	 */
 	if (unlikely(!regs || data_race(kprobe_ftrace_disabled)))
 		return;
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
+	/* Then: the ops that carries the site, old or new while it moves. */
 	if (unlikely(!s || data_race(s->fops) != ops))
 		goto out;
 
