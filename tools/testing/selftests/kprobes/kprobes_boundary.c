@@ -1308,6 +1308,7 @@ static void kpb_opt(struct kunit *test, struct kpb_fn *fn)
 		}
 		if (opt) {
 			sum->optimized++;
+			sum->unguessed += !guess;
 			kpb_opt_note(sum->list, sizeof(sum->list), &sum->used,
 				     sum->optimized, off);
 		} else if (guess) {
@@ -1360,9 +1361,9 @@ static void kpb_opt(struct kunit *test, struct kpb_fn *fn)
 			   "polled the list where the rules allow it",
 		   sum->guessed, sum->missed, sum->miss);
 	kunit_info(test,
-		   "%s: longest wait %lld ms; %u optimized during the calls (%u against the rules):%s; %u no longer optimized after them\n",
-		   fn->name, sum->wait_max_ms, sum->late, sum->unguessed,
-		   sum->late_list, sum->lost);
+		   "%s: longest wait %lld ms; %u optimized during the calls:%s; %u against the rules in all; %u no longer optimized after them\n",
+		   fn->name, sum->wait_max_ms, sum->late, sum->late_list,
+		   sum->unguessed, sum->lost);
 	kunit_info(test,
 		   "%s: %u x %d calls per boundary, %ld calls, %ld mismatches, %lld ms\n",
 		   fn->name, reps, KPB_NIN, st->calls, st->mismatches,
@@ -1370,6 +1371,15 @@ static void kpb_opt(struct kunit *test, struct kpb_fn *fn)
 	kpb_report(test, fn, st, "optimized walk");
 	KUNIT_EXPECT_GE(test, st->calls, (long)KPB_OPT_CALLS);
 	KUNIT_EXPECT_EQ(test, sum->lost, 0U);
+	/*
+	 * Optimized where x86-64's rules say no: a jump there could be
+	 * entered in its middle.  Upstream 6.12 does it for some (it
+	 * copies calls into its detours); reported above, not failed.
+	 */
+	if (!upstream)
+		KUNIT_EXPECT_EQ_MSG(test, sum->unguessed, 0U,
+				    "%s: %u optimized against the rules (see above)",
+				    fn->name, sum->unguessed);
 	if (fn->insns)
 		KUNIT_EXPECT_GT_MSG(test, sum->optimized, 0U,
 				    "%s: no probe optimized", fn->name);

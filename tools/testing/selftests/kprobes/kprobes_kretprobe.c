@@ -1521,6 +1521,130 @@ static void kpr_err_array_null(struct kunit *test)
 	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
 }
 
+/*
+ * register_kretprobes() with an unknown symbol in the middle: it fails,
+ * and the entries before it are not left registered (no calls followed).
+ */
+static void kpr_err_array_bad_symbol(struct kunit *test)
+{
+	struct kpr_probe *a = kpr_new(0), *bad = kpr_new(1), *b = kpr_new(2);
+	struct kretprobe *rps[] = { &a->rp, &bad->rp, &b->rp };
+	int i, ret;
+
+	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	bad->rp.kp.symbol_name = "kpr_no_such_symbol";
+	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	for (i = 0; i < ARRAY_SIZE(rps); i++) {
+		rps[i]->handler = kpr_ret_note;
+		rps[i]->entry_handler = kpr_entry_count;
+	}
+	ret = register_kretprobes(rps, ARRAY_SIZE(rps));
+	if (!ret)
+		for (i = 0; i < ARRAY_SIZE(rps); i++)
+			kpr_track(test, rps[i]);
+	KUNIT_EXPECT_LT(test, ret, 0);
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	for (i = 0; i < ARRAY_SIZE(rps); i++) {
+		struct kpr_probe *p = container_of(rps[i], struct kpr_probe, rp);
+
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->entries), 0, "entry %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, kpr_returns(p), 0, "entry %d", i);
+	}
+	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+/*
+ * unregister_kretprobes() with one that was never registered between two
+ * that were: those two stop, and nothing complains.
+ */
+static void kpr_err_unregister_unregistered(struct kunit *test)
+{
+	struct kpr_probe *a = kpr_new(0), *stranger = kpr_new(1), *b = kpr_new(2);
+	struct kretprobe *reg[] = { &a->rp, &b->rp };
+	struct kretprobe *rps[] = { &a->rp, &stranger->rp, &b->rp };
+	int i;
+
+	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	stranger->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	for (i = 0; i < ARRAY_SIZE(rps); i++)
+		rps[i]->handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, register_kretprobes(reg, ARRAY_SIZE(reg)), 0);
+	for (i = 0; i < ARRAY_SIZE(reg); i++)
+		kpr_track(test, reg[i]);
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(a), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(b), 1);
+
+	for (i = 0; i < ARRAY_SIZE(reg); i++)
+		kpr_untrack(test, reg[i]);
+	unregister_kretprobes(rps, ARRAY_SIZE(rps));
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(a), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(b), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(stranger), 0);
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+static int kpr_ret_note_one(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpr_ret_note(ri, regs);
+	return 1;
+}
+
+/*
+ * What a return handler returns is ignored: the function returns what it
+ * computed, to its caller, every call is followed, and nothing is missed.
+ */
+static void kpr_handler_ret_ignored(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new_on(kpt_kret_a);
+	int i;
+
+	p->rp.handler = kpr_ret_note_one;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, kpt_kret_call(kpt_kret_a, i), i + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 4);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 4);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 3 + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	kpr_unregister(test, &p->rp);
+}
+
+/*
+ * maxactive <= 0 asks for the default, which the documentation gives as
+ * max(10, 2 * NR_CPUS) (possible CPUs): registration leaves that value in
+ * the struct.
+ */
+static void kpr_default_maxactive(struct kunit *test)
+{
+	int want = max_t(int, 10, 2 * num_possible_cpus());
+	int asked[] = { 0, -5 };
+	struct kpr_probe *p;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(asked); i++) {
+		p = kpr_new_on(kpt_kret_a);
+		p->rp.maxactive = asked[i];
+		KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+		KUNIT_EXPECT_EQ_MSG(test, p->rp.maxactive, want,
+				    "maxactive %d asked", asked[i]);
+		KUNIT_EXPECT_EQ(test, kpt_kret_a(1), 1 + KPT_KRET_A_ADD);
+		KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+		kpr_unregister(test, &p->rp);
+	}
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.maxactive = 3;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_EXPECT_EQ(test, p->rp.maxactive, 3);
+	kpr_unregister(test, &p->rp);
+}
+
 static void kpr_err_register_twice(struct kunit *test)
 {
 	struct kpr_probe *p;
@@ -1562,6 +1686,10 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_err_not_entry),
 	KUNIT_CASE(kpr_err_symbols),
 	KUNIT_CASE(kpr_err_array_null),
+	KUNIT_CASE(kpr_err_array_bad_symbol),
+	KUNIT_CASE(kpr_err_unregister_unregistered),
+	KUNIT_CASE(kpr_default_maxactive),
+	KUNIT_CASE(kpr_handler_ret_ignored),
 	KUNIT_CASE(kpr_err_register_twice),
 	{}
 };

@@ -581,6 +581,62 @@ static void kpk_err_unregister_unregistered(struct kunit *test)
 	kpk_expect_healthy(test, kpt_func_f);
 }
 
+/*
+ * unregister_kprobes() with a probe that was never registered among
+ * registered ones: the registered ones go, the stranger only has its
+ * address cleared, and nothing complains.
+ */
+static void kpk_err_batch_unregistered(struct kunit *test)
+{
+	struct kpk_probe *a = kpk_new(0), *stranger = kpk_new(1), *b = kpk_new(2);
+	struct kprobe *kps[] = { &a->kp, &stranger->kp, &b->kp };
+	struct kprobe *reg[] = { &a->kp, &b->kp };
+
+	a->kp.addr = (kprobe_opcode_t *)kpt_func_e;
+	b->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	stranger->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	KUNIT_ASSERT_EQ(test, register_kprobes(reg, ARRAY_SIZE(reg)), 0);
+	kpk_track(test, &a->kp);
+	kpk_track(test, &b->kp);
+	kpt_func_e(0);
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 1);
+
+	unregister_kprobes(kps, ARRAY_SIZE(kps));
+	kpk_untrack(test, &a->kp);
+	kpk_untrack(test, &b->kp);
+	KUNIT_EXPECT_NULL(test, stranger->kp.addr);
+	kpt_func_e(0);
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(stranger), 0);
+	kpk_expect_healthy(test, kpt_func_e);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
+/*
+ * enable_kprobe() and disable_kprobe() on a probe that is not registered
+ * (never, or no more): -EINVAL, and the function stays unprobed.
+ */
+static void kpk_err_enable_unregistered(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_f;
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p->kp), -EINVAL);
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&p->kp), -EINVAL);
+
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p->kp), -EINVAL);
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&p->kp), -EINVAL);
+	kpt_func_f(0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 0);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
 static struct kunit_case kpk_err_cases[] = {
 	KUNIT_CASE(kpk_err_addr_and_symbol),
 	KUNIT_CASE(kpk_err_no_location),
@@ -589,6 +645,8 @@ static struct kunit_case kpk_err_cases[] = {
 	KUNIT_CASE(kpk_err_not_text),
 	KUNIT_CASE(kpk_err_register_twice),
 	KUNIT_CASE(kpk_err_unregister_unregistered),
+	KUNIT_CASE(kpk_err_batch_unregistered),
+	KUNIT_CASE(kpk_err_enable_unregistered),
 	{}
 };
 
@@ -998,6 +1056,24 @@ static int kpk_pre_fault(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+static void kpk_post_fault(struct kprobe *kp, struct pt_regs *regs,
+			   unsigned long flags)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+	int val;
+
+	kpk_fault_ret = copy_from_kernel_nofault(&val, kpk_fault_addr,
+						 sizeof(val));
+	atomic_inc(&p->post_hits);
+}
+
+/*
+ * A handler that faults on a kernel address, through an access the
+ * exception table recovers (copy_from_kernel_nofault()): the pre_handler
+ * on a function entry (ftrace), the post_handler there and on a
+ * breakpoint: the access fails with -EFAULT, the probed code computes
+ * what it should, and kprobes works on afterwards.
+ */
 static void kpk_handler_fault(struct kunit *test)
 {
 	struct kpk_probe *p = kpk_new(0);
@@ -1011,9 +1087,31 @@ static void kpk_handler_fault(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
 	KUNIT_EXPECT_EQ(test, kpt_func_a(1), 2);
 	kpk_unregister(test, p);
-	vfree(area);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	KUNIT_EXPECT_EQ(test, kpk_fault_ret, (long)-EFAULT);
+
+	/* In the post_handler: at the entry, then on a breakpoint. */
+	p = kpk_new(0);
+	kpk_fault_ret = 1;
+	p->kp.addr = (kprobe_opcode_t *)kpt_func_a;
+	p->kp.post_handler = kpk_post_fault;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_func_a(1), 2);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 1);
+	KUNIT_EXPECT_EQ(test, kpk_fault_ret, (long)-EFAULT);
+
+	p = kpk_new(0);
+	kpk_fault_ret = 1;
+	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	p->kp.post_handler = kpk_post_fault;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 1);
+	KUNIT_EXPECT_EQ(test, kpk_fault_ret, (long)-EFAULT);
+	vfree(area);
+	kpk_expect_healthy(test, kpt_func_a);
 }
 
 /*

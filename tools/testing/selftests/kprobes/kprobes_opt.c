@@ -88,8 +88,10 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
 #include <asm/ibt.h>
+#include <asm/text-patching.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -204,6 +206,7 @@ struct kpo_ctx {
 	bool live[KPO_NPROBES];
 	/* The sysctl's value before the case changed it, or < 0. */
 	int sysctl_old;
+
 	struct task_struct *worker;
 	bool bound_cpu;
 	/* Upstream's lost post_handler runs were reported. */
@@ -1436,6 +1439,145 @@ static void kpo_uaccess(struct kunit *test)
 			      "none of the %u instructions could be optimized", nfound);
 }
 
+/*
+ * Wait up to KPO_TEXT_MS for the first byte at @addr to be @op; returns
+ * whether it came, with the bytes there in @now.
+ */
+static bool kpo_wait_byte(unsigned long addr, u8 op, u8 *now)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(KPO_TEXT_MS);
+
+	for (;;) {
+		if (copy_from_kernel_nofault(now, (void *)addr, JMP32_INSN_SIZE))
+			return false;
+		if (now[0] == op)
+			return true;
+		if (time_after(jiffies, end))
+			return false;
+		msleep(20);
+	}
+}
+
+/*
+ * Optimization as the text shows it, not only the list: once a probe is
+ * [OPTIMIZED], its bytes are a jmp into a detour page; with the
+ * sysctl at 0 they are an int3 followed by the original bytes; once it is
+ * unregistered, the original bytes.
+ */
+static void kpo_text_shows(struct kunit *test)
+{
+	struct kpo_ctx *ctx = test->priv;
+	struct kpo_probe *p;
+	unsigned long addr, target;
+	u8 now[JMP32_INSN_SIZE];
+	unsigned int off;
+	s32 rel;
+
+	kpo_need_sysctl(test, 1);
+	kpo_layout(test);
+	addr = kpo_insn(test, KPO_I_MID);
+	off = addr - ctx->code;
+	p = kpo_new(0, false);
+	kpo_register(test, p, addr);
+	kpo_expect_optimized(test, addr, "registered");
+	KUNIT_ASSERT_TRUE_MSG(test, kpo_wait_byte(addr, JMP32_INSN_OPCODE, now),
+			      "%pS: %*ph, no jmp", (void *)addr, JMP32_INSN_SIZE, now);
+	memcpy(&rel, now + 1, sizeof(rel));
+	/*
+	 * Detour pages are module-area pages of no module (/proc/kallsyms
+	 * names them, but a module cannot read it: no read_iter).
+	 */
+	target = addr + JMP32_INSN_SIZE + rel;
+	KUNIT_EXPECT_TRUE_MSG(test, is_vmalloc_or_module_addr((void *)target) &&
+			      !kpt_within_target(target),
+			      "%pS jumps to %pS, not into a detour page",
+			      (void *)addr, (void *)target);
+	kpo_calls(test, 0, 4, "optimized");
+	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 4);
+
+	kpo_sysctl(test, 0);
+	kpo_expect_plain(test, addr, "sysctl 0");
+	KUNIT_EXPECT_TRUE_MSG(test, kpo_wait_byte(addr, INT3_INSN_OPCODE, now),
+			      "%pS: %*ph, no int3", (void *)addr, JMP32_INSN_SIZE, now);
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(now + 1, ctx->text + off + 1,
+					 JMP32_INSN_SIZE - 1), 0,
+			    "%pS: %*ph after the int3, was %*ph", (void *)addr,
+			    JMP32_INSN_SIZE - 1, now + 1, JMP32_INSN_SIZE - 1,
+			    ctx->text + off + 1);
+	kpo_calls(test, 0, 4, "sysctl 0");
+	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 8);
+
+	kpo_unregister(test, p);
+	kpo_expect_text(test);
+}
+
+/* A function kpo_refusals probes, and why a jmp must not go there. */
+struct kpo_refusal {
+	const char *why;
+	u64 (*fn)(u64 a, u64 b, u64 c);
+	enum kpt_ref ref;
+	u64 add;	/* fn(a, b, c) returns a + b + add */
+};
+
+static const struct kpo_refusal kpo_refusals_table[] = {
+	{ "the jmp would run past the function's end", kpt_ref_end, KPT_REF_END, 0 },
+	{ "a branch lands inside the jmp", kpt_ref_jmpin, KPT_REF_JMPIN, 3 },
+	{ "the function has an indirect jmp", kpt_ref_indirect, KPT_REF_INDIRECT, 3 },
+	{ "an instruction under the jmp has an exception-table entry",
+	  kpt_ref_extable, KPT_REF_EXTABLE, 3 },
+	{ "a call is under the jmp", kpt_ref_call, KPT_REF_CALL, 3 },
+};
+
+/*
+ * Jump optimization's safety rules, one function each: the probe stays a
+ * breakpoint (never [OPTIMIZED], its byte an int3) while a control probe
+ * registered with it is optimized, and calls keep their results.
+ */
+static void kpo_refusals(struct kunit *test)
+{
+	const struct kpo_refusal *r;
+	struct kpo_probe *p, *ctl;
+	u64 zero = 0, c, want;
+	unsigned long insn;
+	char got[64];
+	unsigned int i;
+	int state;
+	u8 now[1];
+
+	kpo_need_sysctl(test, 1);
+	kpo_layout(test);
+	for (i = 0; i < ARRAY_SIZE(kpo_refusals_table); i++) {
+		r = &kpo_refusals_table[i];
+		insn = (unsigned long)r->fn + kpt_ref_off[r->ref];
+		c = r->fn == kpt_ref_extable ? (unsigned long)&zero : 0;
+		want = 5 + 7 + r->add;
+		if (r->fn == kpt_ref_jmpin)
+			c = 1;	/* take the path through b */
+		KUNIT_ASSERT_EQ_MSG(test, r->fn(5, 7, c), want, "%ps before", r->fn);
+
+		p = kpo_new(0, false);
+		ctl = kpo_new(1, false);
+		kpo_register(test, p, insn);
+		kpo_register(test, ctl, kpo_insn(test, KPO_I_MID));
+		kpt_optimizer_wait();
+		kpo_expect_optimized(test, kpo_insn(test, KPO_I_MID), r->why);
+		state = kpt_wait_probe_state(insn, KPT_PS_OPTIMIZED,
+					     KPT_PS_OPTIMIZED, KPO_MAYBE_MS);
+		KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && !(state & KPT_PS_OPTIMIZED),
+				      "%pS: list says %s, though %s", (void *)insn,
+				      kpo_marks(state, got, sizeof(got)), r->why);
+		KUNIT_EXPECT_EQ(test, copy_from_kernel_nofault(now, (void *)insn, 1), 0);
+		KUNIT_EXPECT_EQ_MSG(test, now[0], INT3_INSN_OPCODE, "%pS: %*ph, %s",
+				    (void *)insn, 1, now, r->why);
+		KUNIT_EXPECT_EQ_MSG(test, r->fn(5, 7, c), want, "%ps probed", r->fn);
+		if (r->fn == kpt_ref_jmpin)
+			KUNIT_EXPECT_EQ(test, r->fn(5, 7, 0), 5ULL + 3);
+		KUNIT_EXPECT_GE_MSG(test, kpo_pre_count(p), 1, "%pS", (void *)insn);
+		kpo_unregister(test, ctl);
+		kpo_unregister(test, p);
+	}
+}
+
 static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_states),
 	KUNIT_CASE(kpo_regs_breakpoint),
@@ -1446,6 +1588,8 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE(kpo_cold_entry),
 	KUNIT_CASE_SLOW(kpo_refused_neighbour),
 	KUNIT_CASE_SLOW(kpo_uaccess),
+	KUNIT_CASE(kpo_text_shows),
+	KUNIT_CASE_SLOW(kpo_refusals),
 	{}
 };
 

@@ -153,6 +153,27 @@ extern int kpt_data;
 u64 kpt_cold(u64 x);
 
 /*
+ * Jump-optimization refusals, one per function: a probe
+ * kpt_ref_off[KPT_REF_NAME] bytes into kpt_ref_NAME must not be
+ * optimized.  end: the function ends within five bytes; jmpin: a branch
+ * lands inside the five; indirect: the function has an indirect jmp;
+ * extable: an instruction in the five has an exception-table entry; call:
+ * a call is in the five.  Each returns a + b + 3, except: kpt_ref_end()
+ * a + b; kpt_ref_jmpin() a + 3 when c is zero (its branch skips b);
+ * kpt_ref_extable() adds *(u64 *)c, c a valid pointer.
+ * kpt_ref_indirect() needs c zero.
+ */
+u64 kpt_ref_end(u64 a, u64 b, u64 c);
+u64 kpt_ref_jmpin(u64 a, u64 b, u64 c);
+u64 kpt_ref_indirect(u64 a, u64 b, u64 c);
+u64 kpt_ref_extable(u64 a, u64 b, u64 c);
+u64 kpt_ref_call(u64 a, u64 b, u64 c);
+enum kpt_ref { KPT_REF_END, KPT_REF_JMPIN, KPT_REF_INDIRECT, KPT_REF_EXTABLE,
+	       KPT_REF_CALL, KPT_REF_NR };
+/* Offsets of the probed instructions, by enum kpt_ref. */
+extern const u32 kpt_ref_off[KPT_REF_NR];
+
+/*
  * kpt_asm_ret(): nothing but a return, for a handler that makes a call
  * return at once.  kpt_asm_cli(), kpt_asm_sti(): cli, sti, as their first
  * instruction.
@@ -267,6 +288,8 @@ extern const u32 kpt_opt_call_c_ret_off;
  * kpt_optimization_get() reads the sysctl: 0 or 1, or a negative errno
  * (-ENOENT: the kernel does not optimize probes); kpt_optimization_set(on)
  * writes it.
+ *
+ * kpt_within_target(addr): @addr is in this module (kprobes_target.ko).
  */
 #define KPT_PS_LISTED		0x01
 #define KPT_PS_OPTIMIZED	0x02
@@ -283,6 +306,7 @@ int kpt_wait_probe_state(unsigned long addr, int mask, int want,
 bool kpt_optimizer_wait(void);
 int kpt_optimization_get(void);
 int kpt_optimization_set(int on);
+bool kpt_within_target(unsigned long addr);
 
 #endif /* __ASSEMBLY__ */
 #endif /* _KPROBES_SELFTEST_TARGET_H */

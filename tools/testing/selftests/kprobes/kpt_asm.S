@@ -9,6 +9,7 @@
 #include <linux/objtool.h>
 #include <asm/asm.h>
 #include <asm/frame.h>
+#include <asm/nospec-branch.h>
 #include "kprobes_target.h"
 #include "bench/kpb_gen.S"
 
@@ -335,6 +336,102 @@ SYM_FUNC_START_LOCAL(kpt_cold.cold)
 	andq	$~1, %rdi
 	jmp	.Lkpt_cold_after_push
 SYM_FUNC_END(kpt_cold.cold)
+
+/* ---------------------------------------------------------------------
+ * Jump-optimization refusals: u64 kpt_ref_NAME(u64 a, u64 b, u64 c), see
+ * kprobes_target.h.  Each has one instruction, .Lkpt_ref_NAME_p, where a
+ * probe must stay a breakpoint for one reason, given by its name.
+ */
+
+/* end: from the probed instruction to the end there are four bytes. */
+SYM_FUNC_START(kpt_ref_end)
+	movq	%rdi, %rax
+.Lkpt_ref_end_p:
+	addq	%rsi, %rax
+	RET
+SYM_FUNC_END(kpt_ref_end)
+EXPORT_SYMBOL_GPL(kpt_ref_end)
+
+/* jmpin: a branch before it lands on byte 3 of the five a jmp would take. */
+SYM_FUNC_START(kpt_ref_jmpin)
+	movq	%rdi, %rax
+	testq	%rdx, %rdx
+	jz	.Lkpt_ref_jmpin_mid
+.Lkpt_ref_jmpin_p:
+	addq	%rsi, %rax
+.Lkpt_ref_jmpin_mid:
+	addq	$1, %rax
+	addq	$2, %rax
+	RET
+SYM_FUNC_END(kpt_ref_jmpin)
+EXPORT_SYMBOL_GPL(kpt_ref_jmpin)
+
+/*
+ * indirect: the function has an indirect jmp (taken when c is not zero;
+ * the cases pass zero), which a jump table would make: it could lead
+ * anywhere, into the region too.
+ */
+SYM_FUNC_START(kpt_ref_indirect)
+	movq	%rdi, %rax
+.Lkpt_ref_indirect_p:
+	addq	%rsi, %rax
+	addq	$1, %rax
+	addq	$2, %rax
+	testq	%rdx, %rdx
+	jz	.Lkpt_ref_indirect_ret
+	ANNOTATE_RETPOLINE_SAFE
+	jmp	*%rdx
+.Lkpt_ref_indirect_ret:
+	RET
+SYM_FUNC_END(kpt_ref_indirect)
+EXPORT_SYMBOL_GPL(kpt_ref_indirect)
+
+/*
+ * extable: the instruction after it, inside the region, loads from c (a
+ * pointer, or zero) with an exception-table entry, whose fixup skips it.
+ */
+SYM_FUNC_START(kpt_ref_extable)
+	movq	%rdi, %rax
+.Lkpt_ref_extable_p:
+	addq	%rsi, %rax
+.Lkpt_ref_extable_load:
+	addq	(%rdx), %rax
+.Lkpt_ref_extable_done:
+	addq	$3, %rax
+	RET
+	_ASM_EXTABLE(.Lkpt_ref_extable_load, .Lkpt_ref_extable_done)
+SYM_FUNC_END(kpt_ref_extable)
+EXPORT_SYMBOL_GPL(kpt_ref_extable)
+
+/* call: the instruction after it, inside the region, is a call. */
+SYM_FUNC_START(kpt_ref_call)
+	FRAME_BEGIN
+	movq	%rdi, %rax
+.Lkpt_ref_call_p:
+	addq	%rsi, %rax
+	call	kpt_asm_ret
+	addq	$3, %rax
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_ref_call)
+EXPORT_SYMBOL_GPL(kpt_ref_call)
+
+/*
+ * Where each probed instruction is, from its function's start, in the
+ * order of enum kpt_ref: local labels, so that kallsyms sees each
+ * function whole.
+ */
+	.pushsection .rodata
+	.balign 4
+SYM_DATA_START(kpt_ref_off)
+	.long	.Lkpt_ref_end_p - kpt_ref_end
+	.long	.Lkpt_ref_jmpin_p - kpt_ref_jmpin
+	.long	.Lkpt_ref_indirect_p - kpt_ref_indirect
+	.long	.Lkpt_ref_extable_p - kpt_ref_extable
+	.long	.Lkpt_ref_call_p - kpt_ref_call
+SYM_DATA_END(kpt_ref_off)
+	.popsection
+EXPORT_SYMBOL_GPL(kpt_ref_off)
 
 /* void kpt_asm_ret(void): returns; where an injected failure sends a call. */
 SYM_FUNC_START(kpt_asm_ret)

@@ -553,6 +553,12 @@ int kpt_optimization_set(int on)
 }
 EXPORT_SYMBOL_GPL(kpt_optimization_set);
 
+bool kpt_within_target(unsigned long addr)
+{
+	return within_module(addr, THIS_MODULE);
+}
+EXPORT_SYMBOL_GPL(kpt_within_target);
+
 /* kpt_kret_spin() and kpt_kret_park() note their entry stack pointer. */
 unsigned long kpt_kret_fp;
 EXPORT_SYMBOL_GPL(kpt_kret_fp);

@@ -23,7 +23,7 @@ KPDIR=$DEBUGFS/kprobes
 TGT=/sys/module/kprobes_target/parameters
 HLD=/sys/module/kprobes_holder/parameters
 SUITES="kprobes_api kprobes_errors kprobes_handlers kprobes_blacklist"
-SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic'
+SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic|kretprobe BUG!|printk messages dropped|sleeping function called from invalid context'
 KMEMLEAK=$DEBUGFS/kmemleak
 # A leak is ours when its allocation backtrace names kprobes or one of the
 # test modules, or has a frame that no longer resolves to a symbol: code of
@@ -31,7 +31,7 @@ KMEMLEAK=$DEBUGFS/kmemleak
 # (Frames read "    symbol+off/size", or "    [<address>] symbol+off/size"
 # on kernels that show the address too.)
 LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
-EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn kpk_optev"
+EVENTS="kpk_myprobe kpk_offprobe kpk_myret kpk_myret2 kpk_listent kpk_listret kpk_cofn kpk_corfn kpk_optev kpk_enopt kpk_enret kpk_enlate"
 OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
 # A probe on a function's entry, as the list and the trace show it (ERE):
 # +0x0, or +0x4 past an endbr64 (kernels built with IBT).
@@ -56,17 +56,20 @@ FT_TESTS="add_and_remove busy_check kprobe_args kprobe_args_char
 # ktest.only=NAME,NAME,... runs only those cases (the harness's second
 # pass, under single-threaded TCG, runs the cross-CPU patching cases).
 ONLY=
+# The CPUs the harness gave the guest (ktest.cpus=N): all must be online.
+CPUS=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	ktest.ftracetest=none) FT_TESTS= ;;
 	ktest.ftracetest=*) FT_TESTS=$(echo "${arg#*=}" | tr ',' ' ') ;;
 	ktest.only=*) ONLY=$(echo "${arg#*=}" | tr ',' ' ') ;;
+	ktest.cpus=*) CPUS=${arg#*=} ;;
 	esac
 done
 FT_TIMEOUT=480
 
-NTESTS=29
 num=0
+nfail=0
 why=
 
 # ---------------------------------------------------------------- helpers
@@ -93,6 +96,7 @@ run()
 	selected "$1" || return 0
 	num=$((num + 1))
 	why=
+	echo "$1" > /tmp/ktest.case
 	"$2"
 	rc=$?
 	if [ $rc -eq 0 ]; then
@@ -102,6 +106,7 @@ run()
 	else
 		[ -n "$why" ] && diag "$why"
 		echo "not ok $num $1"
+		nfail=$((nfail + 1))
 	fi
 }
 
@@ -173,6 +178,29 @@ mount_fs()
 }
 
 # ------------------------------------------------------------------ cases
+
+# Every CPU the harness gave the guest (ktest.cpus) is online, and there
+# are at least two: the cross-CPU cases would otherwise pass on one CPU
+# without testing anything.
+t_cpus()
+{
+	[ -n "$CPUS" ] || fail "no ktest.cpus=N on the kernel command line" || return
+	online=$(grep -c '^processor' /proc/cpuinfo)
+	[ "$online" = "$CPUS" ] ||
+		fail "$online CPU(s) online, the harness gave $CPUS" || return
+	[ "$online" -ge 2 ] || fail "only $online CPU: the cross-CPU cases need two" ||
+		return
+	diag "$online CPUs online"
+}
+
+# Jump optimization is on by default: the sysctl reads 1 before any case
+# has written it (this case runs first, after cpus).
+t_opt_sysctl_default()
+{
+	[ -e "$OPT_SYSCTL" ] || { why="$NO_OPT"; return 2; }
+	v=$(cat "$OPT_SYSCTL")
+	[ "$v" = 1 ] || fail "$OPT_SYSCTL reads $v at boot, want 1"
+}
 
 # The target module probes its own __init function from its init and
 # keeps the probe: it fired during init and is [GONE] once init is over.
@@ -393,6 +421,101 @@ t_enabled_file()
 	trigger 1
 	[ "$(hld hits2)" = $((h2 + 1)) ] ||
 		fail "enabled probe: $(hld hits2), want $((h2 + 1))"
+}
+
+# The hits, in order, of: the holder's breakpoint probe (on the ret of
+# kpt_asm_add, kpt_asm_add_next: never optimized), its disabled probe
+# (kpt_shell_b), the optimized event kpk_enopt, the return probe event
+# kpk_enret, the event kpk_enlate.
+en_hits()
+{
+	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt) $(ev_hits kpk_enret) $(ev_hits kpk_enlate)"
+}
+
+# Checks that $1 calls of each target took the hits from "$2" to "$3",
+# each counter going up by the matching factor in "$4" (0 or 1 per call).
+en_expect()
+{
+	i=1
+	for want in $4; do
+		a=$(echo "$2" | cut -d' ' -f$i)
+		b=$(echo "$3" | cut -d' ' -f$i)
+		[ "$((${b:-0} - ${a:-0}))" = "$(($1 * want))" ] ||
+			fail "$5: hits '$2' -> '$3', want +$1 times '$4' (breakpoint, disabled, optimized, return, late)" ||
+			return
+		i=$((i + 1))
+	done
+}
+
+# debugfs kprobes/enabled with a breakpoint probe, a disabled one, an
+# optimized one and a return probe: 0 disarms all of them (no hit, nothing
+# left [OPTIMIZED]), a probe registered meanwhile stays unarmed, 1 arms
+# them all again, the optimized one optimized again, and the disabled one
+# stays [DISABLED] and silent throughout.
+t_enabled_switch()
+{
+	f=$KPDIR/enabled
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	[ -e "$OPT_SYSCTL" ] || { why="$NO_OPT"; return 2; }
+	have_kret || { why="$NO_KRET"; return 2; }
+	loaded kprobes_target || insmod ./kprobes_target.ko ||
+		fail "insmod kprobes_target.ko failed" || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	ev_cleanup
+	echo 1 > "$OPT_SYSCTL"
+	holder sym=kprobes_target:kpt_asm_add_next sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	off=$(opt_c_offset) || fail "no offset in 5..16 of kpt_opt_c accepted" || return
+	echo '-:kpk_optev' >> "$TRACEFS/kprobe_events"
+	E=$TRACEFS/events/kprobes
+	echo "p:kpk_enopt kprobes_target:kpt_opt_c+$off" >> "$TRACEFS/kprobe_events" &&
+		echo 'r:kpk_enret kprobes_target:kpt_static_fn' >> "$TRACEFS/kprobe_events" &&
+		echo 1 > "$E/kpk_enopt/enable" && echo 1 > "$E/kpk_enret/enable" ||
+		fail "cannot add and enable kpk_enopt and kpk_enret" || return
+	opt_wait "kpt_opt_c\+0x$(printf %x $off)" yes ||
+		fail "kpt_opt_c+$off not optimized: $opt_line" || return
+	list_line "$(hld addr)" | grep -q OPTIMIZED &&
+		{ fail "the breakpoint probe is optimized: $(list_line "$(hld addr)")"; return; }
+	h0=$(en_hits)
+	trigger 2
+	h1=$(en_hits)
+	en_expect 2 "$h0" "$h1" "1 0 1 1 0" "all armed" || return
+
+	echo 0 > "$f"
+	rc=0
+	[ "$(cat $f)" = 0 ] || { fail "enabled reads '$(cat $f)' after 0"; rc=1; }
+	if [ $rc = 0 ]; then
+		echo 'p:kpk_enlate kprobes_target:kpt_shell_a' >> "$TRACEFS/kprobe_events" &&
+			echo 1 > "$E/kpk_enlate/enable" ||
+			{ fail "cannot add kpk_enlate while disarmed"; rc=1; }
+	fi
+	if [ $rc = 0 ]; then
+		grep -q OPTIMIZED "$KPDIR/list" &&
+			{ fail "[OPTIMIZED] while disarmed: $(grep OPTIMIZED "$KPDIR/list")"; rc=1; }
+	fi
+	if [ $rc = 0 ]; then
+		h1=$(en_hits)
+		trigger 3
+		h2=$(en_hits)
+		en_expect 3 "$h1" "$h2" "0 0 0 0 0" "all disarmed" || rc=1
+	fi
+	echo 1 > "$f"
+	[ $rc = 0 ] || return $rc
+
+	opt_wait "kpt_opt_c\+0x$(printf %x $off)" yes ||
+		fail "kpt_opt_c+$off not optimized again: $opt_line" || return
+	list_line "$(hld addr2)" | grep -q '\[DISABLED\]' ||
+		fail "the disabled probe lost [DISABLED]: $(list_line "$(hld addr2)")" || return
+	h2=$(en_hits)
+	trigger 2
+	h3=$(en_hits)
+	en_expect 2 "$h2" "$h3" "1 0 1 1 1" "armed again" || return
+	for e in kpk_enopt kpk_enret kpk_enlate; do
+		echo 0 > "$E/$e/enable"
+		echo "-:$e" >> "$TRACEFS/kprobe_events"
+	done
+	unload kprobes_holder
 }
 
 # A breakpoint probe that is not on a function entry runs its instruction
@@ -1050,6 +1173,111 @@ t_ftrace_kill()
 	target_gone "$a" "$before"
 }
 
+# The kernel log since the marker $1 was written to it (kmsg_mark).
+kmsg_since()
+{
+	dmesg | sed -n "/ktest-mark $1\$/,\$p" | sed 1d
+}
+
+kmsg_mark()
+{
+	echo "ktest-mark $1" > /dev/kmsg
+}
+
+# Three forks from a shell named ktest_fork: each a kernel_clone() call.
+fork3()
+{
+	for i in 1 2 3; do
+		sh -c 'exec true'
+	done
+}
+
+# Load sample module $1 (samples/$1.ko) on its default symbol, fork three
+# times, unload it; what it printed meanwhile is left in $log.
+sample_run()
+{
+	ko=samples/$1.ko
+	[ -f "$ko" ] || fail "no $ko" || return
+	kmsg_mark "$1"
+	insmod "$ko" || fail "insmod $ko failed: $(kmsg_since "$1" | tail -n 1)" ||
+		return
+	fork3
+	rmmod "$1" || fail "rmmod $1 failed" || return
+	log=$(kmsg_since "$1")
+}
+
+# The kprobe sample (samples/kprobes/kprobe_example.ko) on its default
+# symbol, kernel_clone: it loads, each fork fires its pre and post
+# handler, and its unload message counts every hit and no miss.
+sample_kprobe()
+{
+	sample_run kprobe_example || return
+	if upstream; then
+		pre=$(echo "$log" | grep -c '<kernel_clone> p->addr = .*, ip = ')
+		post=$(echo "$log" | grep -c '<kernel_clone> p->addr = 0x[0-9a-f]*, flags = ')
+		echo "$log" | grep -q 'Planted kprobe at' ||
+			fail "no 'Planted kprobe' line" || return
+		echo "$log" | grep -q 'kprobe at .* unregistered' ||
+			fail "no 'unregistered' line" || return
+		fired=$pre
+		missed=0
+	else
+		pre=$(echo "$log" | grep -c -E "pre  kernel_clone at kernel_clone\+$ENTRY/")
+		post=$(echo "$log" | grep -c -E "post kernel_clone at kernel_clone\+$ENTRY/")
+		echo "$log" | grep -q -E "probe planted on kernel_clone at kernel_clone\+$ENTRY/" ||
+			fail "no 'probe planted' line" || return
+		bye=$(echo "$log" | grep 'probe on kernel_clone removed: fired')
+		fired=$(echo "$bye" | sed -n 's/.*fired \([0-9]*\) times.*/\1/p')
+		missed=$(echo "$bye" | sed -n 's/.*missed \([0-9]*\)$/\1/p')
+	fi
+	diag "kprobe_example: $pre pre and $post post lines, fired $fired, missed $missed"
+	[ "$pre" -ge 3 ] && [ "$post" -ge 3 ] ||
+		fail "kprobe_example: $pre pre and $post post handler lines for 3 forks" ||
+		return
+	[ "$fired" = "$pre" ] && [ "$missed" = 0 ] ||
+		fail "kprobe_example: fired '$fired' and missed '$missed' on unload, $pre hits logged"
+}
+
+# The kretprobe sample on kernel_clone: each fork's return is reported
+# with the child's pid (a positive return value), and on unload every
+# return is counted and none was missed.
+sample_kretprobe()
+{
+	have_kret || { why="$NO_KRET"; return 2; }
+	sample_run kretprobe_example || return
+	if upstream; then
+		rets=$(echo "$log" | grep 'kernel_clone returned [0-9]* and took')
+		pids=$(echo "$rets" | sed -n 's/.*returned \([0-9]*\) and.*/\1/p')
+		n=$(echo "$log" | grep -c 'kernel_clone returned')
+		back=$n
+		missed=$(echo "$log" | sed -n 's/.*Missed probing \([0-9]*\) instances.*/\1/p')
+	else
+		rets=$(echo "$log" | grep 'kernel_clone returned -\{0,1\}[0-9]* to ')
+		pids=$(echo "$rets" | sed -n 's/.*returned \(-\{0,1\}[0-9]*\) to .*/\1/p')
+		n=$(echo "$rets" | grep -c .)
+		bye=$(echo "$log" | grep 'return probe on kernel_clone removed:')
+		back=$(echo "$bye" | sed -n 's/.*removed: \([0-9]*\) returns.*/\1/p')
+		missed=$(echo "$bye" | sed -n 's/.*missed \([0-9]*\), entry missed \([0-9]*\)$/\1, entry missed \2/p')
+		[ -n "$bye" ] || fail "no unload line" || return
+	fi
+	diag "kretprobe_example: $n returns logged, $back counted, missed $missed"
+	[ "$n" -ge 3 ] || fail "kretprobe_example: $n return lines for 3 forks" || return
+	for pid in $pids; do
+		[ "$pid" -gt 0 ] || fail "kernel_clone returned $pid" || return
+	done
+	[ "$back" = "$n" ] || fail "kretprobe_example: $back returns counted, $n logged" ||
+		return
+	[ "$missed" = 0 ] || [ "$missed" = "0, entry missed 0" ] ||
+		fail "kretprobe_example: missed '$missed' on unload"
+}
+
+# Both sample modules load, fire and report what their comments promise.
+t_samples()
+{
+	sample_kprobe || return
+	sample_kretprobe
+}
+
 # Why the ftrace selftest $1 is not to run on this kernel (nothing: run it).
 ft_skip_reason()
 {
@@ -1132,6 +1360,7 @@ t_ftracetest()
 	echo "    # Subtest: ftracetest"
 	echo "    KTAP version 1"
 	echo "    1..$((nrun + nskip))"
+	echo "    # cases: $(for t in $ft_run $ft_skip; do basename "$t" .tc; done | tr '\n' ' ')"
 	rm -rf "$ft_logs"
 	echo 0 > /tmp/ftracetest.rc
 	t0=$(date +%s)
@@ -1161,6 +1390,19 @@ leak_diag()
 		sed 's/^/# /'
 }
 
+# Was the object of kmemleak report $1 allocated by the kprobes code:
+# is any frame of its backtrace a function of it (ours.syms, listed at
+# build time)?  Catches what kprobes allocates from its own workers
+# (return-instance pools, module symbol indexes, slot pages), whose
+# backtraces name no test module and need not say "kprobe".
+leak_by_us()
+{
+	[ -s ./ours.syms ] || return 1
+	echo "$1" | sed -n '/^ *backtrace/,$p' | sed 1d |
+		sed -e 's/^ *//' -e 's/^\[<[0-9a-f]*>\] //' -e 's/+0x.*//' |
+		grep -q -x -F -f ./ours.syms
+}
+
 # After every other case (bad input, module loads and unloads, probe
 # loops), nothing they allocated is unreferenced.  kmemleak reports an
 # object only when two scans in a row found it unreferenced, and never one
@@ -1186,7 +1428,7 @@ t_kmemleak()
 	while IFS= read -r r; do
 		[ -n "$r" ] || continue
 		lines=$(echo "$r" | tr '\t' '\n')
-		if echo "$lines" | grep -q -E "$LEAK_OURS"; then
+		if echo "$lines" | grep -q -E "$LEAK_OURS" || leak_by_us "$lines"; then
 			ours=$((ours + 1))
 			[ $ours -le 3 ] && leak_diag "$lines"
 			continue
@@ -1218,15 +1460,20 @@ t_no_splat()
 mount_fs
 splat0=$(splat_count)
 
+# The plan: every case this script runs (the "run NAME" lines below), or
+# those ktest.only names, in order, declared before the first one runs.
+cases=
+for c in $(sed -n 's/^run \([a-z0-9_]*\) .*/\1/p' "$0"); do
+	selected "$c" && cases="$cases $c"
+done
 echo "KTAP version 1"
-if [ -n "$ONLY" ]; then
-	echo "1..$(echo $ONLY | wc -w)"
-	diag "only: $ONLY"
-else
-	echo "1..$NTESTS"
-fi
+echo "1..$(echo $cases | wc -w)"
+echo "# cases:$cases"
+[ -n "$ONLY" ] && diag "only: $ONLY"
 upstream && diag "baseline: upstream kprobes"
 
+run cpus t_cpus
+run opt_sysctl_default t_opt_sysctl_default
 run init_probe_gone t_init_probe_gone
 run kunit_suites t_kunit_suites
 run stress_suite t_stress_suite
@@ -1237,6 +1484,7 @@ run blacklist_file t_blacklist_file
 run module_probe t_module_probe
 run list_format t_list_format
 run enabled_file t_enabled_file
+run enabled_switch t_enabled_switch
 run kallsyms_insn_page t_kallsyms_insn_page
 run holder_loop t_holder_loop
 run module_unload_gone t_module_unload_gone
@@ -1250,6 +1498,7 @@ run ftrace_coexist t_ftrace_coexist
 run opt_sysctl_events t_opt_sysctl_events
 run livepatch_kprobe t_livepatch_kprobe
 run bad_address t_bad_address
+run samples t_samples
 
 # Everything unloaded and removed before the leak check, which so also
 # covers the return probe cases.
@@ -1268,4 +1517,4 @@ run ftracetest t_ftracetest
 run kmemleak t_kmemleak
 run ftrace_kill t_ftrace_kill
 run no_splat t_no_splat
-exit 0
+[ $nfail -eq 0 ]
