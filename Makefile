@@ -5,7 +5,8 @@
 H := harness
 .NOTPARALLEL:
 .PHONY: all help deps prepare build run test shell \
-	baseline test-baseline run-baseline shell-baseline bench check clean
+	baseline test-baseline run-baseline shell-baseline bench check clean \
+	test-judge
 
 all: build
 
@@ -19,6 +20,8 @@ help:
 	@echo 'make bench          both trees, production-like config, exact hit costs'
 	@echo '                    and registration times side by side (build/bench/)'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
+	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
+	@echo '                    on purpose: each must come out red (no boot)'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
 
 # The configurations test targets build and boot (harness/common.sh);
@@ -68,6 +71,9 @@ shell-baseline: deps
 
 bench:
 	@$(H)/bench.sh
+
+test-judge:
+	@python3 $(H)/judge/run.py
 
 check:
 	@$(H)/deps.sh check

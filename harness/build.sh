@@ -63,6 +63,14 @@ if [ -d "$SUITE" ]; then
 		-o -name Module.symvers -o -name '*.a' \) \) -print0 |
 	 rsync -r --perms --from0 --files-from=- ./ "$STAGE/kprobes/")
 fi
+# Every function of the kprobes implementation (ours, or upstream's with
+# its rethook and objpool): the kmemleak case counts a leak as a kprobes
+# one when any frame of its allocation backtrace is one of them.
+(cd "$OBJ" && nm --defined-only $(ls kernel/kprobes*.o kernel/kprobes/*.o \
+	arch/x86/kernel/kprobes/*.o kernel/trace/rethook.o lib/objpool.o \
+	2>/dev/null) 2>/dev/null) |
+	awk 'NF == 3 && $2 ~ /^[tTwW]$/ { print $3 }' | sort -u > "$STAGE/kprobes/ours.syms"
+[ -s "$STAGE/kprobes/ours.syms" ] || die "no kprobes functions found in ${OBJ#$TOP/}"
 find "$OBJ/samples/kprobes" -maxdepth 1 -name '*.ko' -exec cp {} "$STAGE/kprobes/samples/" \; 2>/dev/null || true
 
 # The benchmark's initramfs needs only busybox and its module.

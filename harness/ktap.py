@@ -9,14 +9,31 @@ deeper result lines above it since the previous result at its depth),
 prints each failure with the log lines just before it, each splat, and a
 missing end marker or a timeout; the last line is "N passed, N failed,
 N skipped".  Exit status 1 on any failure.
+
+Besides failed cases, these fail a run:
+  - a parent result (one with nested results) that says "not ok" when
+    none of its cases failed, and one whose cases all skipped;
+  - a plan ("1..N", at any depth) that did not get exactly its N results;
+    missing ones are named when a "# cases:" line after the plan lists
+    them;
+  - with an expectation file (--expect, harness/expected-TREE): a result
+    it needs that did not come, and any skip it does not declare for that
+    boot, with its reason;
+  - run_tests.sh exiting with a status that disagrees with its results,
+    or never reporting it;
+  - a kernel splat (see SPLAT), a timeout, a missing end marker.
 """
 import argparse
+import fnmatch
 import re
 import sys
 
 TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
-RESULT = re.compile(r'^(\s*)(not ok|ok)\s+\d+\b\s*(?:-\s+)?(.*)$')
+RESULT = re.compile(r'^(\s*)(not ok|ok)\s+(\d+)\b\s*(?:-\s+)?(.*)$')
 SUBTEST = re.compile(r'^(\s*)# Subtest:\s*(.*)$')
+VERSION = re.compile(r'^(\s*)K?TAP version \d+\s*$')
+PLAN = re.compile(r'^(\s*)1\.\.(\d+)\b')
+CASES = re.compile(r'^(\s*)# cases:\s*(.*)$')
 SPLAT = re.compile(
     r'^(?:Kernel panic|Oops\b|BUG:|kernel BUG at|WARNING:'
     r'|general protection fault|Unable to handle kernel'
@@ -24,7 +41,8 @@ SPLAT = re.compile(
     r'|possible recursive locking|inconsistent lock state'
     r'|possible circular locking|suspicious RCU usage'
     r'|sleeping function called from invalid context'
-    r'|detected stall|soft lockup|hard LOCKUP')
+    r'|detected stall|soft lockup|hard LOCKUP'
+    r'|kretprobe BUG!|printk messages dropped|BUG: using __this_cpu')
 END_TRACE = re.compile(r'^---\[ end ')
 END_MARKER = 'KTEST-END'
 CONTEXT = 12        # log lines shown before a failed case
@@ -42,53 +60,157 @@ def read_log(path):
 
 
 class Case:
-    def __init__(self, stream, name, status, line, context):
+    def __init__(self, stream, name, status, line, context, reason=''):
         self.stream, self.name, self.status = stream, name, status
-        self.line, self.context = line, context
+        self.line, self.context, self.reason = line, context, reason
+
+
+class Level:
+    """One KTAP document (or subtest) being read: its plan and results."""
+    def __init__(self, depth, name=None):
+        self.depth, self.name = depth, name
+        self.plan = None        # N of its "1..N", if it had one
+        self.cases = None       # names its "# cases:" line declared
+        self.numbers = []       # test numbers of the results that came
+        self.leaves = []        # statuses of its results that are cases
+        self.failed = False     # a failure was counted at or under it
+
+    def fresh(self):
+        return self.plan is None and not self.numbers
 
 
 def parse_ktap(lines, stream):
-    """Leaf test cases of the KTAP documents found in lines."""
-    cases = []
-    deeper = {}     # depth -> a deeper result was seen since the last one here
-    names = {}      # depth -> name of the open '# Subtest:' at that depth
+    """Test cases of the KTAP documents in lines, and what is wrong there.
+
+    A case is a result line with no deeper result lines above it since the
+    previous result at its depth; a result line with deeper ones is their
+    parent.  Returns (cases, problems, seen): problems are plans that did
+    not get their results, parents that say "not ok" with no failed case
+    under them, and parents whose cases all skipped; seen maps the name of
+    every result, parent or case, to its status.
+    """
+    cases, problems, seen = [], [], {}
+    levels = []
     last_result = -1
+
+    def full(depth, name):
+        return '.'.join([l.name for l in levels if l.depth <= depth and l.name]
+                        + [name or '(unnamed)'])
+
+    def check_plan(lv):
+        if lv.plan is None:
+            return
+        what = '.'.join([l.name for l in levels
+                         if l.depth < lv.depth and l.name] +
+                        ([lv.name] if lv.name else [])) or 'the top level'
+        got = set(lv.numbers)
+        missing = [n for n in range(1, lv.plan + 1) if n not in got]
+        extra = len(lv.numbers) - lv.plan
+        if missing:
+            names = ''
+            if lv.cases and len(lv.cases) == lv.plan:
+                names = ': ' + ', '.join(lv.cases[n - 1] for n in missing[:20])
+            nums = ('#%d' % missing[0] if len(missing) == 1 else
+                    '#%d..%d' % (missing[0], missing[-1])
+                    if missing[-1] - missing[0] + 1 == len(missing) else
+                    ' '.join('#%d' % n for n in missing[:20]))
+            problems.append(('%s: %s plan 1..%d, %d result(s) missing (%s)%s'
+                             % (stream, what, lv.plan, len(missing), nums, names), []))
+        elif extra > 0:
+            problems.append(('%s: %s plan 1..%d, but %d results came'
+                             % (stream, what, lv.plan, len(lv.numbers)), []))
+
+    def close_from(depth):
+        """Close the levels at depth or deeper; return them, deepest last."""
+        closed = []
+        while levels and levels[-1].depth >= depth:
+            check_plan(levels[-1])
+            closed.append(levels.pop())
+        return closed
+
+    def level(depth, name=None):
+        """The level at depth, a fresh one reused, or a new one."""
+        if levels and levels[-1].depth == depth and levels[-1].fresh():
+            if name:
+                levels[-1].name = name
+            return levels[-1]
+        close_from(depth)
+        levels.append(Level(depth, name))
+        return levels[-1]
+
     for i, line in enumerate(lines):
+        m = VERSION.match(line)
+        if m:
+            level(len(m.group(1)))
+            continue
         m = SUBTEST.match(line)
         if m:
-            names[len(m.group(1))] = m.group(2).strip()
+            level(len(m.group(1)), m.group(2).strip())
+            continue
+        m = PLAN.match(line)
+        if m:
+            depth = len(m.group(1))
+            lv = levels[-1] if levels and levels[-1].depth == depth else level(depth)
+            if lv.plan is None:
+                lv.plan = int(m.group(2))
+            continue
+        m = CASES.match(line)
+        if m and levels and levels[-1].depth == len(m.group(1)):
+            levels[-1].cases = m.group(2).split()
             continue
         m = RESULT.match(line)
         if not m:
             continue
-        depth, ok, rest = len(m.group(1)), m.group(2) == 'ok', m.group(3)
-        summary = deeper.get(depth, False)
-        for d in list(deeper):
-            if d >= depth:
-                deeper[d] = False
-        for d in range(depth):
-            deeper[d] = True
-        if summary:
-            for d in [d for d in names if d > depth]:
-                del names[d]
-            last_result = i
-            continue
+        depth, ok, number, rest = (len(m.group(1)), m.group(2) == 'ok',
+                                   int(m.group(3)), m.group(4))
+        children = []
+        while levels and levels[-1].depth > depth:
+            children.append(levels[-1])
+            check_plan(levels[-1])
+            levels.pop()
+        if not levels or levels[-1].depth != depth:
+            levels.append(Level(depth))
+        lv = levels[-1]
+        lv.numbers.append(number)
         if rest.startswith('#'):
             name, directive = '', rest[1:]
         else:
             name, _, directive = rest.partition(' # ')
-        directive = directive.strip().upper()
-        if directive.startswith('SKIP') or directive.startswith('TODO'):
+        name = name.strip()
+        directive = directive.strip()
+        word = directive.upper()
+        if word.startswith('SKIP') or word.startswith('TODO'):
             status = 'skip'
         else:
             status = 'pass' if ok else 'fail'
-        prefix = [names[d] for d in sorted(names) if d <= depth]
-        full = '.'.join(prefix + [name.strip() or '(unnamed)'])
+        fname = full(depth, name)
+        seen[fname] = (status, directive[4:].strip() if status == 'skip' else '')
+        parent = [c for c in children if c.numbers or c.plan is not None]
+        if parent:
+            below = any(c.failed for c in children)
+            leaves = [s for c in children for s in c.leaves]
+            if status == 'fail' and not below:
+                problems.append(('%s: %s says "not ok", yet no case under it '
+                                 'failed' % (stream, fname), [line.strip()]))
+            if leaves and all(s == 'skip' for s in leaves):
+                problems.append(('%s: %s: every one of its %d case(s) skipped'
+                                 % (stream, fname, len(leaves)), [line.strip()]))
+            if status == 'fail' or below:
+                for l in levels:
+                    l.failed = True
+            last_result = i
+            continue
+        lv.leaves.append(status)
+        if status == 'fail':
+            for l in levels:
+                l.failed = True
         first = max(last_result + 1, i - CONTEXT)
-        cases.append(Case(stream, full, status, line.strip(),
-                          [l for l in lines[first:i] if l.strip()]))
+        cases.append(Case(stream, fname, status, line.strip(),
+                          [l for l in lines[first:i] if l.strip()],
+                          directive[4:].strip() if status == 'skip' else ''))
         last_result = i
-    return cases
+    close_from(0)
+    return cases, problems, seen
 
 
 def find_splats(lines):
@@ -113,7 +235,63 @@ def find_splats(lines):
     return splats
 
 
-def judge(label, console, output, status, timeout, splats_only):
+def read_expect(path):
+    """The expectation file: (labels, kind, stream, name, reason) rows.
+
+    Each line is "LABELS | need | STREAM:NAME" (that result must be there)
+    or "LABELS | skip | STREAM:NAME | REASON" (that case may skip, saying
+    REASON); LABELS is a comma-separated list of boot labels (globs), and
+    NAME may be a glob too.  '#' starts a comment.
+    """
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split(' #', 1)[0] if not line.startswith('#') else ''
+            if not line.strip():
+                continue
+            fields = [x.strip() for x in line.split('|')]
+            if len(fields) < 3 or fields[1] not in ('need', 'skip') or \
+                    ':' not in fields[2] or \
+                    (fields[1] == 'skip') != (len(fields) == 4):
+                raise SystemExit('%s:%d: not "LABELS | need | STREAM:NAME" or '
+                                 '"LABELS | skip | STREAM:NAME | REASON"'
+                                 % (path, n))
+            stream, _, name = fields[2].partition(':')
+            rows.append((fields[0].split(','), fields[1], stream, name,
+                         fields[3] if len(fields) == 4 else ''))
+    return rows
+
+
+def applies(labels, label):
+    return any(fnmatch.fnmatchcase(label, l.strip()) for l in labels)
+
+
+def check_expect(rows, label, tag, cases, seen):
+    """Needed results that are not there, skips nobody declared."""
+    problems = []
+    mine = [r for r in rows if applies(r[0], label)]
+    for _, kind, stream, name, _ in mine:
+        if kind != 'need':
+            continue
+        if not any(fnmatch.fnmatchcase(n, name) for n in seen[stream]):
+            problems.append((tag + '%s: %s did not run (the expectation file '
+                             'needs it)' % (stream, name), []))
+    for c in cases:
+        if c.status != 'skip':
+            continue
+        stream = c.stream.rpartition(' ')[2]
+        ok = [r for r in mine if r[1] == 'skip' and r[2] == stream and
+              fnmatch.fnmatchcase(c.name, r[3]) and
+              r[4].lower() in c.reason.lower()]
+        if not ok:
+            problems.append((tag + '%s: %s skipped, and no skip of it is '
+                             'declared for %s: %s' % (stream, c.name, label,
+                                                      c.reason or '(no reason)'),
+                             [c.line]))
+    return problems
+
+
+def judge(label, console, output, status, timeout, splats_only, expect):
     """Cases and problems of one boot; prints its summary lines."""
     problems = []       # (title, lines) of failures that are not test cases
     tag = '' if label in (None, 'test', 'run') else label + ': '
@@ -135,17 +313,30 @@ def judge(label, console, output, status, timeout, splats_only):
     if splats_only:
         return [], problems
 
-    kunit = parse_ktap(console, tag + 'kunit')
-    suite = parse_ktap(output, tag + 'suite')
+    kunit, kp, kseen = parse_ktap(console, tag + 'kunit')
+    suite, sp, sseen = parse_ktap(output, tag + 'suite')
+    problems += kp + sp
+    exit_seen = False
     for l in output:
         m = re.match(r'# ktest: run_tests.sh exit status (\d+)', l)
-        if m and int(m.group(1)) not in (0, 4) and \
-                not any(c.status == 'fail' for c in suite):
-            problems.append((tag + 'run_tests.sh exited with status %s but '
-                             'reported no failed case' % m.group(1), []))
-        if 'our suite: not present yet' in l:
-            print('ktest: our suite: not present yet (only the built-in KUnit suites ran)')
-
+        if not m:
+            continue
+        exit_seen = True
+        rc = int(m.group(1))
+        failed = any(c.status == 'fail' for c in suite) or sp
+        if rc != 0 and not failed:
+            problems.append((tag + 'run_tests.sh exited with status %d but '
+                             'reported no failed case' % rc, []))
+        elif rc == 0 and failed:
+            problems.append((tag + 'run_tests.sh exited with status 0 after '
+                             'a failure', []))
+    if any(l.startswith('# ktest: tree=') and 'running the test suite' in l
+           for l in output) and not exit_seen \
+            and any(l.strip() == END_MARKER for l in output):
+        problems.append((tag + 'run_tests.sh never reported its exit status', []))
+    if expect is not None:
+        problems += check_expect(expect, label or 'test', tag, kunit + suite,
+                                 {'kunit': kseen, 'suite': sseen})
     if not kunit and not suite:
         problems.append((tag + 'no test results at all', []))
     for name, cs in (('KUnit (kernel log)', kunit), ('our suite', suite)):
@@ -170,6 +361,9 @@ def main():
     ap.add_argument('--status', action='append', type=int, default=[],
                     help="the VM's exit status (one per boot)")
     ap.add_argument('--timeout', type=int, default=0, help='time limit, s')
+    ap.add_argument('--expect', action='append', default=[],
+                    help='expectation file for the boot (one per boot, or '
+                    'one for all; "-" for none)')
     ap.add_argument('--splats-only', action='store_true',
                     help='only look for splats and the end marker (make run)')
     args = ap.parse_args()
@@ -177,11 +371,14 @@ def main():
     n = len(args.console)
     labels = args.label + [None] * (n - len(args.label))
     statuses = args.status + [0] * (n - len(args.status))
+    expects = args.expect * n if len(args.expect) == 1 else \
+        args.expect + ['-'] * (n - len(args.expect))
     cases, problems = [], []
     for i in range(n):
         c, p = judge(labels[i], read_log(args.console[i]),
                      read_log(args.output[i]), statuses[i], args.timeout,
-                     args.splats_only)
+                     args.splats_only,
+                     None if expects[i] == '-' else read_expect(expects[i]))
         cases += c
         problems += p
 

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""make test-judge: the judge (harness/ktap.py) on recorded logs.
+
+The logs under harness/judge/ were recorded from a green `make test`
+(base configuration: the full pass, then the second, single-threaded TCG
+pass) and a green `make run`.  Each check below changes them the way a
+broken run would look (a suite lost, a plan cut short, ftracetest killed
+half-way, a skip nobody declared, a splat...), feeds them to ktap.py with
+the expectation file the real run uses, and checks the verdict: red with
+the expected reason, or green for the logs as recorded.  No kernel boots.
+
+When the suite or harness/expected-ours changes, the recorded logs must
+come from a green run of the new suite (the first check fails until then):
+after `make test`, copy build/logs/test-ours.{log,out} and
+test-smp-ours.{log,out} here as test.* and test-smp.*, and after
+`make run`, build/logs/run-ours.{log,out} as run.*.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KTAP = os.path.join(HERE, '..', 'ktap.py')
+EXPECT = os.path.join(HERE, '..', 'expected-ours')
+EXPECT_RUN = os.path.join(HERE, '..', 'expected-run')
+
+
+def load(name):
+    with open(os.path.join(HERE, name)) as f:
+        return f.read().split('\n')
+
+
+BOOTS = {'test': (load('test.log'), load('test.out')),
+         'test-smp': (load('test-smp.log'), load('test-smp.out'))}
+RUN = (load('run.log'), load('run.out'))
+
+
+def ktap(boots, extra=(), status=None):
+    """Run ktap.py on {label: (console, output)}; (exit status, output)."""
+    with tempfile.TemporaryDirectory() as d:
+        args = [sys.executable, KTAP, '--timeout', '900'] + list(extra)
+        for label, (console, output) in boots.items():
+            c, o = os.path.join(d, label + '.log'), os.path.join(d, label + '.out')
+            with open(c, 'w') as f:
+                f.write('\n'.join(console))
+            with open(o, 'w') as f:
+                f.write('\n'.join(output))
+            args += ['--label', label, '--console', c, '--output', o,
+                     '--status', str((status or {}).get(label, 0))]
+            args += ['--expect', EXPECT_RUN if label == 'run' else EXPECT]
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        return p.returncode, p.stdout
+
+
+def mutate(label, stream, fn):
+    """The recorded boots with one log of one boot changed by fn."""
+    boots = dict(BOOTS)
+    console, output = boots[label]
+    boots[label] = (fn(list(console)), output) if stream == 'log' else \
+        (console, fn(list(output)))
+    return boots
+
+
+def drop(pattern):
+    return lambda lines: [l for l in lines if not re.search(pattern, l)]
+
+
+def sub(pattern, repl, count=0):
+    def fn(lines):
+        out, n = [], 0
+        for l in lines:
+            if re.search(pattern, l) and (not count or n < count):
+                l = re.sub(pattern, repl, l)
+                n += 1
+            out.append(l)
+        return out
+    return fn
+
+
+def insert_after(pattern, new):
+    def fn(lines):
+        i = next(i for i, l in enumerate(lines) if re.search(pattern, l))
+        return lines[:i + 1] + new + lines[i + 1:]
+    return fn
+
+
+def block_without(start, end):
+    """Drop the lines from the one matching start to the one matching end."""
+    def fn(lines):
+        i = next(i for i, l in enumerate(lines) if re.search(start, l))
+        j = next(j for j in range(i, len(lines)) if re.search(end, lines[j]))
+        return lines[:i] + lines[j + 1:]
+    return fn
+
+
+def ftracetest_killed(lines):
+    """ftracetest stopped after half its cases; its case then failed."""
+    first = next(i for i, l in enumerate(lines) if l.startswith('    ok 1 '))
+    last = next(i for i, l in enumerate(lines) if re.match(r'ok \d+ ftracetest', l))
+    nested = [i for i in range(first, last) if re.match(r'    (not )?ok \d+', lines[i])]
+    cut = nested[len(nested) // 2]
+    out = lines[:cut] + ['# ftracetest exited with status 124']
+    out.append(re.sub(r'^ok', 'not ok', lines[last]))
+    return out + lines[last + 1:]
+
+
+def first_three_kunit_cases_skip(lines):
+    """Every case of kprobes_blacklist skipped (and its suite line)."""
+    out, inside = [], False
+    for l in lines:
+        if re.search(r'# Subtest: kprobes_blacklist', l):
+            inside = True
+        elif inside and re.match(r'^ok \d+ kprobes_blacklist', l):
+            l += ' # SKIP'
+            inside = False
+        elif inside and re.match(r'^    ok \d+ ', l):
+            l += ' # SKIP no blacklist'
+        out.append(l)
+    return out
+
+
+def lost(what, case, reason):
+    """The check for a feature lost: case skipped with reason."""
+    return ('%s lost (an undeclared skip)' % what,
+            mutate('test', 'out', sub(r'^ok (\d+) %s$' % case,
+                                      r'ok \1 %s # SKIP %s' % (case, reason))),
+            (), None, 1, r'%s skipped, and no skip of it is declared' % case)
+
+
+CHECKS = [
+    # (what, boots, extra ktap args, statuses, expected exit, expected text)
+    ('the recorded logs', BOOTS, (), None, 0, r'^\d+ passed, 0 failed'),
+    ('ftracetest killed half-way',
+     mutate('test', 'out', ftracetest_killed), (), None, 1,
+     r'ftracetest plan 1\.\.\d+, \d+ result\(s\) missing .*: \w'),
+    ('a parent says not ok, no case under it failed',
+     mutate('test', 'out', sub(r'^ok (\d+) ftracetest', r'not ok \1 ftracetest')),
+     (), None, 1, r'ftracetest says "not ok", yet no case under it failed'),
+    ('our plan cut short (the guest stopped before the last cases)',
+     mutate('test', 'out', drop(r'^ok \d+ (kmemleak|ftrace_kill|no_splat)$')),
+     (), None, 1, r'plan 1\.\.\d+, 3 result\(s\) missing .*: kmemleak, ftrace_kill, no_splat'),
+    ('a KUnit plan cut short (a case lost)',
+     mutate('test', 'log', drop(r'^    ok \d+ test_kprobe_missed')), (), None, 1,
+     r'kprobes_test plan 1\.\.7, 1 result\(s\) missing \(#3\)'),
+    ('a case of test_kprobes.c gone, plan and all',
+     mutate('test', 'log', lambda ls: sub(r'^    1\.\.7$', '    1..6')(
+         drop(r'^    ok \d+ test_kprobe_missed')(ls))), (), None, 1,
+     r'kprobes_test\.test_kprobe_missed did not run'),
+    ('a KUnit module that did not load (its suite missing)',
+     mutate('test', 'log', block_without(r'# Subtest: kprobes_kretprobe',
+                                        r'^ok \d+ kprobes_kretprobe')),
+     (), None, 1, r'kunit: kprobes_kretprobe did not run'),
+    ('a case of ours removed from the suite (plan and all)',
+     mutate('test', 'out', lambda ls: [re.sub(r'^# cases:(.*) samples', r'# cases:\1', l)
+                                      for l in drop(r'^ok \d+ samples$')(ls)]),
+     (), None, 1, r'suite: samples did not run'),
+    lost('return probes', 'kretprobe_suite', 'no return probes in this kernel'),
+    lost('jump optimization', 'opt_suite', 'no /proc/sys/debug/kprobes-optimization'),
+    lost('the perf PMU', 'perf_kprobe_pmu', 'no kprobe PMU'),
+    lost('the kprobes_perf helper', 'perf_kretprobe_pmu', 'no ./kprobes_perf'),
+    ('a declared skip, for another reason',
+     mutate('test', 'log', sub(r'kps_threads_patching # SKIP .*',
+                               'kps_threads_patching # SKIP no second CPU')),
+     (), None, 1, r'kps_threads_patching skipped, and no skip'),
+    ('the second CPU lost',
+     mutate('test-smp', 'out', sub(r'^ok (\d+) cpus$', r'not ok \1 cpus')),
+     (), None, 1, r'FAIL: test-smp: suite: cpus'),
+    ('a KUnit suite whose cases all skipped',
+     mutate('test', 'log', first_three_kunit_cases_skip), (), None, 1,
+     r'kprobes_blacklist: every one of its \d+ case\(s\) skipped'),
+    ('kretprobe BUG!',
+     mutate('test', 'log', insert_after(r'Run /init',
+                                        ['kretprobe BUG!: Processing kretprobe 00000000 @ x'])),
+     (), None, 1, r'kernel splat: kretprobe BUG!'),
+    ('printk messages dropped',
+     mutate('test', 'log', insert_after(r'Run /init', ['** 3 printk messages dropped **'])),
+     (), None, 1, r'kernel splat: \*\* 3 printk messages dropped'),
+    ('__this_cpu in preemptible code',
+     mutate('test', 'log', insert_after(r'Run /init', [
+         'BUG: using __this_cpu_read() in preemptible [00000000] code: sh/1'])),
+     (), None, 1, r'kernel splat: BUG: using __this_cpu_read'),
+    ('sleeping function called from invalid context',
+     mutate('test', 'log', insert_after(r'Run /init', [
+         'BUG: sleeping function called from invalid context at mm/slub.c:4119'])),
+     (), None, 1, r'kernel splat: BUG: sleeping function'),
+    ('run_tests.sh failed but reported no failure',
+     mutate('test', 'out', sub(r'exit status 0', 'exit status 1')), (), None, 1,
+     r'exited with status 1 but reported no failed case'),
+    ('run_tests.sh exit status lost',
+     mutate('test', 'out', drop(r'run_tests.sh exit status')), (), None, 1,
+     r'never reported its exit status'),
+    ('no end marker', mutate('test', 'out', drop(r'^KTEST-END$')), (), None, 1,
+     r'no end marker'),
+    ('a timeout', BOOTS, (), {'test-smp': 124}, 1, r'test-smp: the guest did not finish'),
+    ('make run, as recorded', {'run': RUN}, (), None, 0, r'^\d+ passed, 0 failed'),
+    ('make run, a sample that did not load',
+     {'run': (RUN[0], [re.sub(r'^ok 2 kretprobe_example', 'not ok 2 kretprobe_example', l)
+                       for l in RUN[1]])}, (), None, 1,
+     r'FAIL: suite: kretprobe_example'),
+    ('make run, the samples never reported',
+     {'run': (RUN[0], [l for l in RUN[1] if not re.match(r'(ok|1\.\.)', l)])},
+     (), None, 1, r'kprobe_example did not run'),
+]
+
+
+def main():
+    bad = 0
+    for what, boots, extra, status, want_rc, want in CHECKS:
+        rc, out = ktap(boots, extra, status)
+        hit = re.search(want, out, re.M)
+        good = rc == want_rc and hit
+        print('%s %s: %s' % ('ok  ' if good else 'FAIL', what,
+                             'red' if rc else 'green'))
+        if not good:
+            bad += 1
+            print('    wanted %s matching /%s/; ktap.py said:' %
+                  ('red' if want_rc else 'green', want))
+            for l in out.split('\n')[-15:]:
+                print('    | ' + l)
+    print('test-judge: %d checks, %d wrong' % (len(CHECKS), bad))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
