@@ -1578,6 +1578,97 @@ static void kpo_refusals(struct kunit *test)
 	}
 }
 
+/*
+ * kpt_opt_c (an ftrace site at its entry) called @n times with inputs
+ * from @first: every result right.
+ */
+static void kpo_calls_c(struct kunit *test, unsigned int first, unsigned int n,
+			const char *step)
+{
+	unsigned int i, bad = 0;
+	u64 a, b, c;
+
+	for (i = first; i < first + n; i++) {
+		kpo_input(i, &a, &b, &c);
+		bad += kpt_opt_c(a, b, c) != kpt_opt_want(a, b, c);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "%s: %u wrong results in %u calls",
+			    step, bad, n);
+}
+
+/*
+ * Probes with no handler at all, and with only a post_handler, on each
+ * path: optimized (no handler: it is optimized all the same) or not (a
+ * post_handler keeps it a breakpoint), boosted (the sysctl at 0), a
+ * breakpoint on a ret (emulated) and ftrace.  The probed code computes
+ * what it should, a lone post_handler runs once per call, and nothing is
+ * missed.
+ */
+static void kpo_null_handlers(struct kunit *test)
+{
+	unsigned long mid, entry;
+	struct kpo_probe *p;
+	int state;
+
+	kpo_need_sysctl(test, 1);
+	kpo_layout(test);
+	mid = kpo_insn(test, KPO_I_MID);
+
+	/* No handler: optimized, then boosted. */
+	p = kpo_new(0, false);
+	p->kp.pre_handler = NULL;
+	kpo_register(test, p, mid);
+	kpo_expect_optimized(test, mid, "no handler");
+	kpo_calls(test, 0, 8, "no handler, optimized");
+	kpo_sysctl(test, 0);
+	kpo_expect_plain(test, mid, "no handler, sysctl 0");
+	kpo_calls(test, 8, 8, "no handler, boosted");
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	kpo_sysctl(test, 1);
+
+	/* Only a post_handler: a breakpoint, never optimized. */
+	p = kpo_new(0, true);
+	p->kp.pre_handler = NULL;
+	kpo_register(test, p, mid);
+	kpt_optimizer_wait();
+	state = kpt_wait_probe_state(mid, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
+				     KPO_MAYBE_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && !(state & KPT_PS_OPTIMIZED),
+			      "post_handler only: %pS optimized", (void *)mid);
+	kpo_calls(test, 16, 8, "post_handler only");
+	KUNIT_EXPECT_EQ(test, kpo_post_count(p), 8);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+
+	/* No handler on a ret: a breakpoint whose instruction is emulated. */
+	p = kpo_new(0, false);
+	p->kp.pre_handler = NULL;
+	kpo_register(test, p, kpt_label_addr(KPT_L_ADD_NEXT));
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(2), 2 + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+
+	/* The same two on a function entry carried by ftrace. */
+	p = kpo_new(0, false);
+	p->kp.pre_handler = NULL;
+	kpo_register(test, p, (unsigned long)kpt_opt_c);
+	entry = (unsigned long)p->kp.addr;
+	kpo_calls_c(test, 0, 8, "no handler, ftrace");
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+
+	p = kpo_new(0, true);
+	p->kp.pre_handler = NULL;
+	kpo_register(test, p, entry);
+	kpo_calls_c(test, 8, 8, "post_handler only, ftrace");
+	KUNIT_EXPECT_EQ(test, kpo_post_count(p), 8);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	kpo_expect_text(test);
+}
+
 static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_states),
 	KUNIT_CASE(kpo_regs_breakpoint),
@@ -1590,6 +1681,7 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_uaccess),
 	KUNIT_CASE(kpo_text_shows),
 	KUNIT_CASE_SLOW(kpo_refusals),
+	KUNIT_CASE(kpo_null_handlers),
 	{}
 };
 
