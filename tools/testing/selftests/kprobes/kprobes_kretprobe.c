@@ -1566,6 +1566,15 @@ static void kpr_err_unregister_unregistered(struct kunit *test)
 	struct kretprobe *rps[] = { &a->rp, &stranger->rp, &b->rp };
 	int i;
 
+	/*
+	 * Seen on upstream 6.12: unregister_kretprobes() calls rethook_free()
+	 * on the stranger's NULL rethook with kprobe_mutex held, an oops that
+	 * leaves the mutex locked and the next registration hung.
+	 */
+	if (upstream)
+		kunit_skip(test,
+			   "upstream 6.12 oopses in rethook_free() on a never-registered entry");
+
 	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
 	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
 	stranger->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
