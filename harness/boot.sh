@@ -28,7 +28,7 @@ variant_set base
 
 # The cases that patch text while the other vCPU runs it, run again in a
 # second test pass under single-threaded TCG (see below).
-SMP_CASES=cpus,stress_suite,boundary_suite,opt_suite,no_splat
+SMP_CASES=cpus,stress_suite,boundary_suite,opt_suite,livepatch_kprobe,no_splat
 CPUS=2
 
 # qemu_cmd TCGMODE ONLY: fill qemu[] for one boot.  TCGMODE "single" puts
