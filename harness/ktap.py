@@ -121,12 +121,9 @@ def parse_ktap(lines, stream):
                              % (stream, what, lv.plan, len(lv.numbers)), []))
 
     def close_from(depth):
-        """Close the levels at depth or deeper; return them, deepest last."""
-        closed = []
+        """Close the levels at depth or deeper, checking their plans."""
         while levels and levels[-1].depth >= depth:
-            check_plan(levels[-1])
-            closed.append(levels.pop())
-        return closed
+            check_plan(levels.pop())
 
     def level(depth, name=None):
         """The level at depth, a fresh one reused, or a new one."""
@@ -184,7 +181,7 @@ def parse_ktap(lines, stream):
         else:
             status = 'pass' if ok else 'fail'
         fname = full(depth, name)
-        seen[fname] = (status, directive[4:].strip() if status == 'skip' else '')
+        seen[fname] = status
         parent = [c for c in children if c.numbers or c.plan is not None]
         if parent:
             below = any(c.failed for c in children)
