@@ -33,12 +33,24 @@ if [ -s "$new_list" ]; then
 	tr '\n' '\0' < "$new_list" |
 		rsync -r --perms --checksum --from0 --files-from=- "$TOP/$SUITE_DIR/" "$SUITE/"
 	cp "$new_list" "$TDIR/suite$SFX.list"
-	if [ -f "$SUITE/Makefile" ] || [ -f "$SUITE/Kbuild" ]; then
+	# The suite's modules: in test_modules/ (its TEST_GEN_MODS_DIR), or
+	# at the top (the benchmark's).
+	MODS=$SUITE
+	[ -d "$SUITE/test_modules" ] && MODS=$SUITE/test_modules
+	if [ -f "$MODS/Makefile" ] || [ -f "$MODS/Kbuild" ]; then
 		say "building the test modules of $SUITE_DIR against $NAME tree"
-		kmake_logged "$LOGS/suite-$TREE$SFX.log" make -C "$OBJ" M="$SUITE" \
+		kmake_logged "$LOGS/suite-$TREE$SFX.log" make -C "$OBJ" M="$MODS" \
 			ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc -j"$JOBS" modules ||
 			die "test modules failed to build (full log: build/logs/suite-$TREE$SFX.log)"
 	fi
+	# Its helper programs (TEST_GEN_PROGS_EXTENDED), static, as the
+	# suite's lib.mk Makefile builds them.
+	for prog in $(sed -n 's/^TEST_GEN_PROGS_EXTENDED[[:space:]]*:=//p' \
+			"$SUITE/Makefile" 2>/dev/null); do
+		gcc -O2 -Wall -static -o "$SUITE/$prog" "$SUITE/$prog.c" \
+			>> "$LOGS/suite-$TREE$SFX.log" 2>&1 ||
+			die "$prog failed to build (full log: build/logs/suite-$TREE$SFX.log)"
+	done
 else
 	rm -rf "$SUITE" "$TDIR/suite$SFX.list"
 fi
@@ -91,6 +103,12 @@ if [ "$PROFILE" = test ]; then
 		cp -p "$FTRACE/ftracetest" "$STAGE/ftrace/"
 		cp -p "$FTRACE/test.d/functions" "$STAGE/ftrace/test.d/"
 		cp -rp "$FTRACE/test.d/kprobe" "$STAGE/ftrace/test.d/"
+		# Ours among them (already there in our tree; the upstream one
+		# runs them too).
+		tracked_files tools/testing/selftests/ftrace/test.d/kprobe |
+			tr '\0' '\n' | while read -r tc; do
+			cp -p "$TOP/$tc" "$STAGE/ftrace/test.d/kprobe/"
+		done
 	fi
 	rm -f "$STAGE/bin/bash"
 	cp /usr/bin/bash "$STAGE/bin/bash"

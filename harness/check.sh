@@ -3,7 +3,8 @@
 # make test).  Needs a prepared tree (harness/prepare.sh ours).
 #  1. scripts/checkpatch.pl --strict over our .c/.h files;
 #  2. a sparse (C=2) + W=1 rebuild of the objects built from our .c files
-#     and of the test modules.
+#     and of the test modules;
+#  3. the suite built and installed as a kselftest.
 . "$(dirname "$0")/common.sh" ours
 
 [ -f "$OBJ/.config" ] || die "run harness/prepare.sh ours first"
@@ -31,9 +32,9 @@ if [ ${#objs[@]} -gt 0 ]; then
 	say "sparse + W=1 over: ${objs[*]}"
 	kmake_logged "$LOGS/sparse.log" "${KMAKE[@]}" -k -j"$JOBS" C=2 W=1 "${objs[@]}" || rc=1
 fi
-if [ -f "$TDIR/suite/Makefile" ] || [ -f "$TDIR/suite/Kbuild" ]; then
+if [ -f "$TDIR/suite/test_modules/Makefile" ]; then
 	say "sparse + W=1 over the test modules"
-	kmake_logged "$LOGS/sparse-suite.log" make -C "$OBJ" M="$TDIR/suite" ARCH=x86_64 \
+	kmake_logged "$LOGS/sparse-suite.log" make -C "$OBJ" M="$TDIR/suite/test_modules" ARCH=x86_64 \
 		CC="ccache gcc" HOSTCC=gcc -k -j"$JOBS" C=2 W=1 modules || rc=1
 fi
 # The benchmark module, when `make bench` has built it.
@@ -41,6 +42,25 @@ if [ -f "$TDIR/suite-bench/Makefile" ] && [ -f "$TDIR/obj-bench/Module.symvers" 
 	say "sparse + W=1 over the benchmark module"
 	kmake_logged "$LOGS/sparse-bench.log" make -C "$TDIR/obj-bench" M="$TDIR/suite-bench" \
 		ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc -k -j"$JOBS" C=2 W=1 modules || rc=1
+fi
+# The suite as a kernel selftest: built and installed through
+# tools/testing/selftests like any other, every area script listed.
+if [ -f "$OBJ/Module.symvers" ]; then
+	say "the suite as a kselftest (make -C tools/testing/selftests TARGETS=kprobes install)"
+	inst=$(mktemp -d)
+	if kmake_logged "$LOGS/kselftest-install.log" make -C "$SRC/tools/testing/selftests" \
+		TARGETS=kprobes KDIR="$OBJ" CC=gcc INSTALL_PATH="$inst" install; then
+		want=$(sed -n '/^TEST_PROGS :=/,/[^\\]$/p' "$SRC/$SUITE_DIR/Makefile" |
+			sed -e 's/^TEST_PROGS :=//' -e 's/\\//g' | wc -w)
+		got=$(grep -c '^kprobes:kprobes_.*\.sh$' "$inst/kselftest-list.txt")
+		mods=$(find "$inst/kprobes/test_modules" -name '*.ko' | wc -l)
+		say "kselftest: $got of $want scripts listed, $mods modules installed"
+		[ "$got" -eq "$want" ] && [ "$want" -gt 0 ] && [ "$mods" -gt 0 ] || rc=1
+	else
+		say "kselftest install failed (build/logs/kselftest-install.log)"
+		rc=1
+	fi
+	rm -rf "$inst"
 fi
 n=$(cat "$LOGS"/sparse*.log 2>/dev/null | grep -cE '(warning|error):' || true)
 [ "$n" -eq 0 ] || rc=1

@@ -17,13 +17,15 @@ Besides failed cases, these fail a run:
     missing ones are named when a "# cases:" line after the plan lists
     them;
   - with an expectation file (--expect, harness/expected-TREE): a result
-    it needs that did not come, and any skip it does not declare for that
-    boot, with its reason;
+    it needs that did not come, any skip it does not declare for that
+    boot, with its reason, and a case it says fails on this tree (a
+    deliberate difference, counted apart as XFAIL) that passed;
   - run_tests.sh exiting with a status that disagrees with its results,
     or never reporting it;
   - a kernel splat (see SPLAT), a timeout, a missing end marker.
 """
 import argparse
+import os
 import fnmatch
 import re
 import sys
@@ -235,10 +237,13 @@ def find_splats(lines):
 def read_expect(path):
     """The expectation file: (labels, kind, stream, name, reason) rows.
 
-    Each line is "LABELS | need | STREAM:NAME" (that result must be there)
-    or "LABELS | skip | STREAM:NAME | REASON" (that case may skip, saying
-    REASON); LABELS is a comma-separated list of boot labels (globs), and
-    NAME may be a glob too.  '#' starts a comment.
+    Each line is "LABELS | need | STREAM:NAME" (that result must be there),
+    "LABELS | skip | STREAM:NAME | REASON" (that case may skip, saying
+    REASON) or "LABELS | fail | STREAM:NAME | REASON" (that case fails on
+    this tree, for REASON: a deliberate difference, which must show);
+    LABELS is a comma-separated list of boot labels (globs), and NAME may
+    be a glob too.  "include FILE" reads FILE's rows too (a path relative
+    to this file's directory).  '#' starts a comment.
     """
     rows = []
     with open(path) as f:
@@ -246,12 +251,16 @@ def read_expect(path):
             line = line.split(' #', 1)[0] if not line.startswith('#') else ''
             if not line.strip():
                 continue
+            if line.startswith('include '):
+                rows += read_expect(os.path.join(os.path.dirname(path),
+                                                 line.split()[1]))
+                continue
             fields = [x.strip() for x in line.split('|')]
-            if len(fields) < 3 or fields[1] not in ('need', 'skip') or \
+            if len(fields) < 3 or fields[1] not in ('need', 'skip', 'fail') or \
                     ':' not in fields[2] or \
-                    (fields[1] == 'skip') != (len(fields) == 4):
+                    (fields[1] != 'need') != (len(fields) == 4):
                 raise SystemExit('%s:%d: not "LABELS | need | STREAM:NAME" or '
-                                 '"LABELS | skip | STREAM:NAME | REASON"'
+                                 '"LABELS | skip|fail | STREAM:NAME | REASON"'
                                  % (path, n))
             stream, _, name = fields[2].partition(':')
             rows.append((fields[0].split(','), fields[1], stream, name,
@@ -274,9 +283,18 @@ def check_expect(rows, label, tag, cases, seen):
             problems.append((tag + '%s: %s did not run (the expectation file '
                              'needs it)' % (stream, name), []))
     for c in cases:
+        stream = c.stream.rpartition(' ')[2]
+        known = [r for r in mine if r[1] == 'fail' and r[2] == stream and
+                 fnmatch.fnmatchcase(c.name, r[3])]
+        if known and c.status == 'fail':
+            c.status, c.reason = 'xfail', known[0][4]
+        elif known and c.status == 'pass':
+            problems.append((tag + '%s: %s passed, but the expectation file '
+                             'says it fails here: %s' % (stream, c.name,
+                                                         known[0][4]),
+                             [c.line]))
         if c.status != 'skip':
             continue
-        stream = c.stream.rpartition(' ')[2]
         ok = [r for r in mine if r[1] == 'skip' and r[2] == stream and
               fnmatch.fnmatchcase(c.name, r[3]) and
               r[4].lower() in c.reason.lower()]
@@ -397,6 +415,13 @@ def main():
         for l in lines:
             print('    | ' + l)
 
+    for c in cases:
+        if c.status == 'xfail':
+            print('XFAIL: %s: %s (expected here: %s)' % (c.stream, c.name,
+                                                         c.reason))
+    if count(cases, 'xfail'):
+        print('ktest: %d failed as the expectation file says (deliberate '
+              'differences), not counted below' % count(cases, 'xfail'))
     passed, skipped = count(cases, 'pass'), count(cases, 'skip')
     failed = count(cases, 'fail') + len(problems)
     print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Many distinct probe targets in a few lines of assembly: used by the
- * benchmark (kpb_asm.S, kpb_funcs.S) and by the test targets (../kpt_asm.S;
- * the test build copies this file, and no other file of bench/).  An
- * assembler include, not built on its own.
+ * benchmark (kpb_asm.S, kpb_funcs.S) and by the test targets
+ * (../test_modules/kpt_asm.S; the test build copies this file, and no
+ * other file of bench/).  An assembler include, not built on its own.
  */
 #ifndef _KPB_GEN_S
 #define _KPB_GEN_S

@@ -387,10 +387,15 @@ void kps_ool_detour(struct kunit *test)
 
 void kps_ool_optimizing(struct kunit *test)
 {
-	struct kps_ool *o = kps_ool_setup(test, 1);
+	struct kps_ool *o;
 	unsigned long addr = (unsigned long)kps_ool_at(kps_asm_fill_al_off);
 	long calls;
 	int st, hits;
+
+	if (kps_upstream)
+		kunit_skip(test,
+			   "upstream 6.12 oopses here: the other CPU resumes inside the new jump");
+	o = kps_ool_setup(test, 1);
 
 	kps_ool_start_worker(o);
 	/* The other CPU is inside the original rep stosb from now on. */

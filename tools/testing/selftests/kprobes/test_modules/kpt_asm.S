@@ -11,7 +11,7 @@
 #include <asm/frame.h>
 #include <asm/nospec-branch.h>
 #include "kprobes_target.h"
-#include "bench/kpb_gen.S"
+#include "../bench/kpb_gen.S"
 
 	.text
 

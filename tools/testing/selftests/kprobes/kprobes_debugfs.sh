@@ -1,0 +1,207 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kprobes selftests, the debugfs files: kprobes/list, kprobes/enabled and kprobes/blacklist,
+# and the out-of-line pages /proc/kallsyms names.
+# Prints KTAP; arguments name the cases to run (default: all).
+
+cd "$(dirname "$0")" || exit 1
+. ./kprobes_lib.sh
+
+# debugfs kprobes/blacklist: "0x<start>-0x<end>\t<symbol>" lines that
+# name known unprobeable functions.
+t_blacklist_file()
+{
+	f=$KPDIR/blacklist
+	[ -r "$f" ] || fail "no $f" || return
+	total=$(grep -c . "$f")
+	good=$(grep -c -E '^0x[0-9a-f]+-0x[0-9a-f]+	[^ ]+$' "$f")
+	[ "$total" -gt 0 ] && [ "$total" = "$good" ] ||
+		fail "$good of $total lines well-formed" || return
+	for s in notify_die kprobe_int3_handler; do
+		grep -q "	$s\$" "$f" || fail "$s not listed" || return
+	done
+	# Ranges are real: start < end on the notify_die line.
+	range=$(grep "	notify_die\$" "$f" | head -n 1 | cut -f 1)
+	s=${range%-*}
+	e=${range#*-}
+	[ "${#s}" = "${#e}" ] && expr "$s" \< "$e" > /dev/null ||
+		fail "bad range $range"
+}
+
+# debugfs kprobes/list: "<addr>  k  <sym>+<off>  <module> <marks>"; the
+# module name may be bracketed ("[mod]", ours) or bare (upstream).
+t_list_format()
+{
+	holder sym=kprobes_target:kpt_shell_a sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	a1=$(hld addr)
+	a2=$(hld addr2)
+	l1=$(list_line "$a1")
+	[ -n "$l1" ] || fail "no list line for $a1" || return
+	set -- $l1
+	[ "$2" = k ] || fail "type '$2' in: $l1" || return
+	echo "$3" | grep -q -E '^kpt_shell_a\+0x[0-9a-f]+$' ||
+		fail "symbol '$3' in: $l1" || return
+	[ "$4" = kprobes_target ] || [ "$4" = "[kprobes_target]" ] ||
+		fail "module '$4' in: $l1" || return
+	echo "$l1" | grep -q -E '\[(GONE|DISABLED)\]' &&
+		{ fail "unexpected mark: $l1"; return; }
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	l2=$(list_line "$a2")
+	echo "$l2" | grep -q 'kpt_shell_b+0x.*\[DISABLED\]' ||
+		fail "no [DISABLED] mark: $l2" || return
+	l1=$(list_line "$a1")
+	echo "$l1" | grep -q '\[DISABLED\]' &&
+		{ fail "both disabled: $l1"; return; }
+	echo 0 > "$HLD/disabled2" || fail "enable_kprobe failed" || return
+	l2=$(list_line "$a2")
+	echo "$l2" | grep -q '\[DISABLED\]' &&
+		{ fail "still disabled: $l2"; return; }
+	return 0
+}
+
+# debugfs kprobes/enabled: 0 silences every probe, 1 re-arms them, and a
+# probe disabled on its own stays disabled across the two.
+t_enabled_file()
+{
+	f=$KPDIR/enabled
+	holder sym=kprobes_target:kpt_shell_a sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	h1=$(hld hits)
+	h2=$(hld hits2)
+	echo 0 > "$f"
+	v=$(cat $f)
+	trigger 5
+	n1=$(hld hits)
+	n2=$(hld hits2)
+	echo 1 > "$f"
+	[ "$v" = 0 ] || fail "enabled reads '$v' after writing 0" || return
+	[ "$n1" = "$h1" ] && [ "$n2" = "$h2" ] ||
+		fail "fired while disarmed: $h1/$h2 -> $n1/$n2" || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	trigger 5
+	[ "$(hld hits)" = $((h1 + 5)) ] ||
+		fail "re-armed probe: $(hld hits), want $((h1 + 5))" || return
+	[ "$(hld hits2)" = "$h2" ] ||
+		fail "individually disabled probe fired after re-arm" || return
+	list_line "$(hld addr2)" | grep -q '\[DISABLED\]' ||
+		fail "[DISABLED] mark lost across 0/1" || return
+	echo 0 > "$HLD/disabled2" || fail "enable_kprobe failed" || return
+	trigger 1
+	[ "$(hld hits2)" = $((h2 + 1)) ] ||
+		fail "enabled probe: $(hld hits2), want $((h2 + 1))"
+}
+
+# The hits, in order, of: the holder's breakpoint probe (on the ret of
+# kpt_asm_add, kpt_asm_add_next: never optimized), its disabled probe
+# (kpt_shell_b), the optimized event kpk_enopt, the return probe event
+# kpk_enret, the event kpk_enlate.
+en_hits()
+{
+	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt) $(ev_hits kpk_enret) $(ev_hits kpk_enlate)"
+}
+
+# Checks that $1 calls of each target took the hits from "$2" to "$3",
+# each counter going up by the matching factor in "$4" (0 or 1 per call).
+en_expect()
+{
+	i=1
+	for want in $4; do
+		a=$(echo "$2" | cut -d' ' -f$i)
+		b=$(echo "$3" | cut -d' ' -f$i)
+		[ "$((${b:-0} - ${a:-0}))" = "$(($1 * want))" ] ||
+			fail "$5: hits '$2' -> '$3', want +$1 times '$4' (breakpoint, disabled, optimized, return, late)" ||
+			return
+		i=$((i + 1))
+	done
+}
+
+# debugfs kprobes/enabled with a breakpoint probe, a disabled one, an
+# optimized one and a return probe: 0 disarms all of them (no hit, nothing
+# left [OPTIMIZED]), a probe registered meanwhile stays unarmed, 1 arms
+# them all again, the optimized one optimized again, and the disabled one
+# stays [DISABLED] and silent throughout.
+t_enabled_switch()
+{
+	f=$KPDIR/enabled
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	[ -e "$OPT_SYSCTL" ] || { why="$NO_OPT"; return 2; }
+	have_kret || { why="$NO_KRET"; return 2; }
+	need_target || return
+	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
+	ev_cleanup
+	echo 1 > "$OPT_SYSCTL"
+	holder sym=kprobes_target:kpt_asm_add_next sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
+	off=$(opt_c_offset) || fail "no offset in 5..16 of kpt_opt_c accepted" || return
+	echo '-:kpk_optev' >> "$TRACEFS/kprobe_events"
+	E=$TRACEFS/events/kprobes
+	echo "p:kpk_enopt kprobes_target:kpt_opt_c+$off" >> "$TRACEFS/kprobe_events" &&
+		echo 'r:kpk_enret kprobes_target:kpt_static_fn' >> "$TRACEFS/kprobe_events" &&
+		echo 1 > "$E/kpk_enopt/enable" && echo 1 > "$E/kpk_enret/enable" ||
+		fail "cannot add and enable kpk_enopt and kpk_enret" || return
+	opt_wait "kpt_opt_c\+0x$(printf %x $off)" yes ||
+		fail "kpt_opt_c+$off not optimized: $opt_line" || return
+	list_line "$(hld addr)" | grep -q OPTIMIZED &&
+		{ fail "the breakpoint probe is optimized: $(list_line "$(hld addr)")"; return; }
+	h0=$(en_hits)
+	trigger 2
+	h1=$(en_hits)
+	en_expect 2 "$h0" "$h1" "1 0 1 1 0" "all armed" || return
+
+	echo 0 > "$f"
+	rc=0
+	[ "$(cat $f)" = 0 ] || { fail "enabled reads '$(cat $f)' after 0"; rc=1; }
+	if [ $rc = 0 ]; then
+		echo 'p:kpk_enlate kprobes_target:kpt_shell_a' >> "$TRACEFS/kprobe_events" &&
+			echo 1 > "$E/kpk_enlate/enable" ||
+			{ fail "cannot add kpk_enlate while disarmed"; rc=1; }
+	fi
+	if [ $rc = 0 ]; then
+		grep -q OPTIMIZED "$KPDIR/list" &&
+			{ fail "[OPTIMIZED] while disarmed: $(grep OPTIMIZED "$KPDIR/list")"; rc=1; }
+	fi
+	if [ $rc = 0 ]; then
+		h1=$(en_hits)
+		trigger 3
+		h2=$(en_hits)
+		en_expect 3 "$h1" "$h2" "0 0 0 0 0" "all disarmed" || rc=1
+	fi
+	echo 1 > "$f"
+	[ $rc = 0 ] || return $rc
+
+	opt_wait "kpt_opt_c\+0x$(printf %x $off)" yes ||
+		fail "kpt_opt_c+$off not optimized again: $opt_line" || return
+	list_line "$(hld addr2)" | grep -q '\[DISABLED\]' ||
+		fail "the disabled probe lost [DISABLED]: $(list_line "$(hld addr2)")" || return
+	h2=$(en_hits)
+	trigger 2
+	h3=$(en_hits)
+	en_expect 2 "$h2" "$h3" "1 0 1 1 1" "armed again" || return
+	for e in kpk_enopt kpk_enret kpk_enlate; do
+		echo 0 > "$E/$e/enable"
+		echo "-:$e" >> "$TRACEFS/kprobe_events"
+	done
+	unload kprobes_holder
+}
+
+# A breakpoint probe that is not on a function entry runs its instruction
+# from a slot page, shown by /proc/kallsyms.
+t_kallsyms_insn_page()
+{
+	holder sym=kprobes_target:kpt_asm_add_insn ||
+		fail "insmod kprobes_holder.ko (kpt_asm_add_insn) failed" ||
+		return
+	trigger 3
+	[ "$(hld hits)" = 3 ] || fail "hits $(hld hits), want 3" || return
+	grep -q -E '^[0-9a-f]+ t kprobe_insn_page[[:space:]]+\[__builtin__kprobes\]$' \
+		/proc/kallsyms ||
+		fail "no kprobe_insn_page [__builtin__kprobes] in /proc/kallsyms"
+}
+
+AREA_CASES="blacklist_file list_format enabled_file enabled_switch kallsyms_insn_page"
+ktest_main "$@"

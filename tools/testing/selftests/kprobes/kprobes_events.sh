@@ -1,0 +1,279 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kprobes selftests, probes as tracing tools make them: kprobe_events and the trace, the
+# perf kprobe PMU and the records perf gives trace decoders, the function
+# tracer and a livepatch on a probed function, and upstream's ftrace
+# selftests for kprobes (ftracetest, ../ftrace), nested under one case.
+# Prints KTAP; arguments name the cases to run (default: all).
+
+cd "$(dirname "$0")" || exit 1
+. ./kprobes_lib.sh
+
+# perf_event_open() with the kprobe PMU, by the static helper program.
+t_perf_kprobe_pmu()
+{
+	[ -r /sys/bus/event_source/devices/kprobe/type ] ||
+		{ why="no kprobe PMU"; return 2; }
+	[ -x ./kprobes_perf ] || { why="kprobes_perf not built"; return 2; }
+	out=$(./kprobes_perf vfs_read 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || fail "kprobes_perf: $out" || return
+	diag "$out"
+}
+
+# Lines of kprobe code pages in /proc/kallsyms.
+ool_pages()
+{
+	grep -c -E ' t kprobe_(opt)?insn_page' /proc/kallsyms
+}
+
+# What perf tells a trace decoder (Intel PT with perf record --kcore)
+# about a kprobe event's life, read by kprobes_textpoke with perf events
+# that ask for PERF_RECORD_TEXT_POKE and PERF_RECORD_KSYMBOL on every CPU:
+# p: on an instruction of kpt_opt_c that can be optimized, enabled until
+# the record of its jump comes in, disabled, removed.  Every change to the
+# text must come with its record: the breakpoint in and out, the jump in
+# and out, the out-of-line copy and the detour filled, the pages they live
+# in registered, and unregistered once gone.
+t_text_poke()
+{
+	[ -x ./kprobes_textpoke ] || fail "kprobes_textpoke not built" || return
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	need_target || return
+	ev_cleanup
+	off=$(opt_c_offset) || fail "no offset in 5..16 of kpt_opt_c accepted" ||
+		return
+	addr=$(grep -E "[[:space:]]kpt_opt_c\+0x$(printf %x $off)[[:space:]]" \
+		"$KPDIR/list" | cut -d' ' -f1)
+	echo '-:kpk_optev' >> "$TRACEFS/kprobe_events"
+	[ -n "$addr" ] || fail "no list line for kpt_opt_c+$off" || return
+	opt=
+	opt_old=
+	if [ -e "$OPT_SYSCTL" ]; then
+		opt=-o
+		opt_old=$(cat "$OPT_SYSCTL")
+		echo 1 > "$OPT_SYSCTL"
+	fi
+	ev=$TRACEFS/events/kprobes/kpk_optev
+	pages=$(ool_pages)
+	up="echo 'p:kpk_optev kprobes_target:kpt_opt_c+$off' >> $TRACEFS/kprobe_events &&
+		echo 1 > $ev/enable"
+	down="echo 0 > $ev/enable && echo '-:kpk_optev' >> $TRACEFS/kprobe_events ||
+			exit 1
+		# Out-of-line code is freed once no CPU can be in it: wait for it.
+		i=0
+		while [ \$i -lt 100 ] &&
+		      [ \$(grep -c -E ' t kprobe_(opt)?insn_page' /proc/kallsyms) -gt $pages ]; do
+			sleep 0.1; i=\$((i + 1))
+		done"
+	out=$(./kprobes_textpoke $opt "$addr" "$up" "$down" 2>&1)
+	rc=$?
+	[ -n "$opt_old" ] && echo "$opt_old" > "$OPT_SYSCTL"
+	echo "$out" | sed 's/^/# /'
+	[ $rc -eq 0 ] || fail "kprobes_textpoke: $(echo "$out" | tail -n 1)"
+}
+
+LP=/sys/kernel/livepatch/livepatch_sample
+LP_TEXT="this has been live patched"
+
+# Wait until the sample livepatch has no transition under way (and, with
+# $1 = gone, until it is gone): at most 30 s.
+lp_wait()
+{
+	i=0
+	while [ $i -lt 300 ]; do
+		if [ "$1" = gone ]; then
+			[ -e "$LP" ] || return 0
+		elif [ -e "$LP/transition" ] && [ "$(cat "$LP/transition")" = 0 ]; then
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+lp_load()
+{
+	modprobe livepatch-sample || return 1
+	lp_wait
+}
+
+lp_unload()
+{
+	[ -e "$LP/enabled" ] && echo 0 > "$LP/enabled"
+	lp_wait gone || return 1
+	unload livepatch_sample
+}
+
+# /proc/cmdline shows the livepatched text, and kpk_lp counts each read.
+lp_probe_reads()
+{
+	h0=$(ev_hits kpk_lp)
+	for i in 1 2 3; do
+		grep -q "$LP_TEXT" /proc/cmdline ||
+			fail "$1: /proc/cmdline reads '$(cat /proc/cmdline)'" || return
+	done
+	h1=$(ev_hits kpk_lp)
+	[ "$((h1 - h0))" = 3 ] || fail "$1: $((h1 - h0)) hits for 3 reads"
+}
+
+lp_event_on()
+{
+	echo 'p:kpk_lp cmdline_proc_show' >> "$TRACEFS/kprobe_events" &&
+		echo 1 > "$TRACEFS/events/kprobes/kpk_lp/enable"
+}
+
+lp_event_off()
+{
+	echo 0 > "$TRACEFS/events/kprobes/kpk_lp/enable"
+	echo '-:kpk_lp' >> "$TRACEFS/kprobe_events"
+}
+
+# A livepatch and a kprobe on one function (cmdline_proc_show, which the
+# livepatch sample replaces): both hook the function's ftrace call site,
+# the livepatch moving the ip, the probe only looking.  In either order
+# both must go in, /proc/cmdline must show the patched text while the
+# probe counts every read, and each must go away without the other.
+t_livepatch_kprobe()
+{
+	# Livepatch transitions and ftrace rewrite text the other vCPU runs:
+	# under multi-threaded TCG that hung a preempt guest twice (a task
+	# never switching, RCU tasks stalled on it, user space starved), so
+	# the case runs in the single-threaded second pass.
+	grep -q 'ktest\.tcg=single' /proc/cmdline ||
+		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	[ -d /sys/kernel/livepatch ] || fail "no /sys/kernel/livepatch (CONFIG_LIVEPATCH)" ||
+		return
+	ev_cleanup
+	lp_load || fail "livepatch-sample did not load" || return
+	lp_event_on || { lp_unload; fail "livepatch first: the kprobe event refused"; return; }
+	lp_probe_reads "livepatch first"
+	rc=$?
+	lp_event_off
+	lp_unload || fail "livepatch-sample did not unload" || return
+	[ $rc -eq 0 ] || return $rc
+	grep -q "$LP_TEXT" /proc/cmdline && { fail "still patched after unload"; return; }
+
+	lp_event_on || fail "kprobe first: the kprobe event refused" || return
+	lp_load || { lp_event_off; fail "kprobe first: livepatch-sample did not load"; return; }
+	lp_probe_reads "kprobe first"
+	rc=$?
+	lp_unload || { lp_event_off; fail "livepatch-sample did not unload"; return; }
+	h0=$(ev_hits kpk_lp)
+	read -r x < /proc/cmdline
+	h1=$(ev_hits kpk_lp)
+	lp_event_off
+	[ $rc -eq 0 ] || return $rc
+	[ "$((h1 - h0))" = 1 ] || fail "the probe alone again: $((h1 - h0)) hits for 1 read"
+}
+
+# Why the ftrace selftest $1 is not to run on this kernel (nothing: run it).
+ft_skip_reason()
+{
+	case $1 in
+	kprobe_opt_types)
+		# Without the sysctl the test fails rather than reporting
+		# itself unsupported.
+		[ -e /proc/sys/debug/kprobes-optimization ] ||
+			echo "no /proc/sys/debug/kprobes-optimization (jump optimization, CONFIG_OPTPROBES, is not there yet)"
+		;;
+	kretprobe_maxactive)
+		# It probes a networking function; it fails (upstream's
+		# kprobes too) on a kernel without one.
+		grep -q ' inet_csk_accept$' /proc/kallsyms ||
+			echo "it probes inet_csk_accept, not in this kernel (no CONFIG_INET)"
+		;;
+	esac
+}
+
+# The log ftracetest kept of its case number $1 (in $ft_logs), as
+# diagnostics: the part from the test script on, at most 150 lines.
+ft_log()
+{
+	for f in "$ft_logs/$1"-*-log.*; do
+		[ -f "$f" ] || continue
+		echo "# log of ${f##*/}, from the test script on:"
+		if grep -q '^+ \. .*\.tc$' "$f"; then
+			sed -n '/^+ \. .*\.tc$/,$p' "$f"
+		else
+			cat "$f"
+		fi | tail -n 150 | sed 's/^/# | /'
+	done
+}
+
+# ftracetest's KTAP output, indented as a subtest, without its own header
+# lines (t_ftracetest prints them); a case that did not pass is preceded by
+# its log.
+ft_filter()
+{
+	while IFS= read -r line; do
+		case $line in
+		"TAP version "*|1..*)
+			continue
+			;;
+		"not ok "*)
+			n=${line#not ok }
+			ft_log "${n%% *}" | sed 's/^/    /'
+			;;
+		esac
+		echo "    $line"
+	done
+}
+
+# Upstream's ftrace selftests for kprobes, unmodified, run by upstream's
+# runner ftracetest (under bash when there is one).  Its KTAP is nested
+# under this case, so each of its cases counts once, named by its
+# description: [PASS] passes, [UNSUPPORTED] and [UNTESTED] skip, [FAIL],
+# [UNRESOLVED] and [UNDEFINED] fail.  The cases ft_skip_reason rules out
+# are reported as skipped, after the others.
+t_ftracetest()
+{
+	[ -n "$FT_TESTS" ] || { why="ktest.ftracetest=none"; return 2; }
+	[ -f "$FTRACE_DIR/ftracetest" ] ||
+		{ why="no $FTRACE_DIR/ftracetest"; return 2; }
+	ft_shell=$(command -v bash) || ft_shell=sh
+	ft_logs=/tmp/ftracetest-logs
+	ft_run=
+	ft_skip=
+	for t in $FT_TESTS; do
+		[ -f "$FTRACE_DIR/test.d/kprobe/$t.tc" ] ||
+			fail "no $FTRACE_DIR/test.d/kprobe/$t.tc" || return
+		if [ -n "$(ft_skip_reason $t)" ]; then
+			ft_skip="$ft_skip $t"
+		else
+			ft_run="$ft_run test.d/kprobe/$t.tc"
+		fi
+	done
+	nrun=$(echo $ft_run | wc -w)
+	nskip=$(echo $ft_skip | wc -w)
+	echo "    # Subtest: ftracetest"
+	echo "    KTAP version 1"
+	echo "    1..$((nrun + nskip))"
+	echo "    # cases: $(for t in $ft_run $ft_skip; do basename "$t" .tc; done | tr '\n' ' ')"
+	rm -rf "$ft_logs"
+	echo 0 > /tmp/ftracetest.rc
+	t0=$(date +%s)
+	if [ "$nrun" -gt 0 ]; then
+		(cd "$FTRACE_DIR" &&
+		 timeout $FT_TIMEOUT $ft_shell ./ftracetest --ktap \
+			-l "$ft_logs" $ft_run 2>&1
+		 echo $? > /tmp/ftracetest.rc) | ft_filter
+	fi
+	t1=$(date +%s)
+	n=$nrun
+	for t in $ft_skip; do
+		n=$((n + 1))
+		desc=$(sed -n 's/^#[[:space:]]*description:[[:space:]]*//p' \
+			"$FTRACE_DIR/test.d/kprobe/$t.tc")
+		echo "    ok $n $desc # SKIP $t.tc: $(ft_skip_reason $t)"
+	done
+	echo "    # ftracetest ran $nrun cases in $((t1 - t0)) s"
+	rc=$(cat /tmp/ftracetest.rc)
+	[ "$rc" = 0 ] || fail "ftracetest exited with status $rc"
+}
+
+AREA_CASES="perf_kprobe_pmu text_poke livepatch_kprobe ftracetest"
+ktest_main "$@"

@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kprobes selftests, probes on module text: on a module's own __init code, on a module
+# that goes away ([GONE]), on a module not loaded yet, and a module going
+# after ftrace died (ftrace_kill, which leaves ftrace dead until reboot:
+# it runs only with KPROBES_FTRACE_KILL=1, as run_tests.sh sets it).
+# Prints KTAP; arguments name the cases to run (default: all).
+
+cd "$(dirname "$0")" || exit 1
+. ./kprobes_lib.sh
+
+# The target module probes its own __init function from its init and
+# keeps the probe: it fired during init and is [GONE] once init is over.
+t_init_probe_gone()
+{
+	need_target || return
+	[ "$(cat $TGT/init_reg_ret)" = 0 ] ||
+		fail "register_kprobe on own __init: $(cat $TGT/init_reg_ret)" ||
+		return
+	[ "$(cat $TGT/init_hits)" = 1 ] ||
+		fail "init probe hits: $(cat $TGT/init_hits), want 1" || return
+	addr=$(cat $TGT/init_probe_addr)
+	line=$(list_line "$addr")
+	[ -n "$line" ] || fail "no list line for $addr" || return
+	echo "$line" | grep -q '\[GONE\]' || fail "not gone: $line"
+}
+
+# A probe on a module function fires, count exact, while the module lives.
+t_module_probe()
+{
+	holder sym=kprobes_target:kpt_shell_a sym2=kprobes_target:kpt_shell_b ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 10
+	[ "$(hld hits)" = 10 ] && [ "$(hld hits2)" = 10 ] ||
+		fail "hits $(hld hits)/$(hld hits2), want 10/10"
+}
+
+# rmmod of a probed module: the probe stays registered, shows [GONE], and
+# unregistering it later is quiet.
+t_module_unload_gone()
+{
+	holder sym=kprobes_target:kpt_shell_a ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "hits $(hld hits), want 2" || return
+	target_gone "$(hld addr)" "$(splat_count)"
+}
+
+# A kprobe event on a module function with a static branch, defined while
+# the module is not loaded: it takes effect whenever the module is, across
+# insmod/rmmod rounds, counting every call with the branch either way (the
+# key flipped while the probe is on), and leaves no trace when the module
+# goes.
+t_pending_module()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	unload kprobes_target || fail "cannot unload kprobes_target" || return
+	ev_cleanup
+	before=$(splat_count)
+	echo 'p:kpk_pend kprobes_target:kpt_static_fn' >> "$TRACEFS/kprobe_events" ||
+		fail "cannot define p:kpk_pend kprobes_target:kpt_static_fn" || return
+	echo 1 > "$TRACEFS/events/kprobes/kpk_pend/enable" ||
+		fail "cannot enable the pending event" || return
+	rc=0
+	for round in 1 2 3; do
+		insmod $MODS/kprobes_target.ko ||
+			{ fail "round $round: insmod kprobes_target.ko failed"; rc=1; break; }
+		h0=$(ev_hits kpk_pend)
+		trigger 3
+		echo 1 > "$TGT/static_on"
+		trigger 2
+		echo 0 > "$TGT/static_on"
+		h1=$(ev_hits kpk_pend)
+		unload kprobes_target ||
+			{ fail "round $round: rmmod kprobes_target failed"; rc=1; break; }
+		[ "$((h1 - h0))" = 5 ] ||
+			{ fail "round $round: $((h1 - h0)) hits for 5 calls"; rc=1; break; }
+	done
+	echo 0 > "$TRACEFS/events/kprobes/kpk_pend/enable"
+	echo '-:kpk_pend' >> "$TRACEFS/kprobe_events"
+	[ $rc -eq 0 ] || return $rc
+	grep -q kpt_static_fn "$KPDIR/list" &&
+		{ fail "left in the list: $(grep kpt_static_fn "$KPDIR/list")"; return; }
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
+# rmmod of a module whose function carries an ftrace-based kprobe, after
+# ftrace declared itself dead (ftrace_kill(), as on an ftrace bug): the
+# probe stops firing, the module goes, the probe shows [GONE] and is
+# unregistered quietly.  Ftrace stays dead: the last case of a run.
+t_ftrace_kill()
+{
+	[ "$KPROBES_FTRACE_KILL" = 1 ] ||
+		{ why="leaves ftrace dead until reboot: set KPROBES_FTRACE_KILL=1"; return 2; }
+	need_target || return
+	holder sym=kprobes_target:kpt_shell_a ||
+		fail "insmod kprobes_holder.ko failed" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "hits $(hld hits), want 2" || return
+	a=$(hld addr)
+	before=$(splat_count)
+	echo 1 > "$HLD/ftrace_kill" || fail "cannot call ftrace_kill()" || return
+	trigger 2
+	[ "$(hld hits)" = 2 ] || fail "fired after ftrace_kill(): $(hld hits)" ||
+		return
+	target_gone "$a" "$before"
+}
+
+AREA_CASES="init_probe_gone module_probe module_unload_gone pending_module ftrace_kill"
+ktest_main "$@"

@@ -1,0 +1,220 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# kprobes selftests, the API and its errors, handlers and the blacklist (the KUnit suites of
+# kprobes_kunit.ko), the two sample modules, addresses that are not text,
+# probes registered and unregistered over and over through a module.
+# Prints KTAP; arguments name the cases to run (default: all).
+
+cd "$(dirname "$0")" || exit 1
+. ./kprobes_lib.sh
+
+# Every CPU is online, and there are at least two: the cross-CPU cases
+# would otherwise pass on one CPU without testing anything.  Under the
+# harness, the CPUs are those it gave the guest (ktest.cpus); elsewhere,
+# those present.
+t_cpus()
+{
+	online=$(grep -c '^processor' /proc/cpuinfo)
+	want=$CPUS
+	if [ -z "$want" ]; then
+		want=$(tr ',' '\n' < /sys/devices/system/cpu/present |
+			awk -F- '{ n += NF == 2 ? $2 - $1 + 1 : 1 } END { print n }')
+		[ "$want" -ge 2 ] ||
+			{ why="one CPU: the cross-CPU cases need two"; return 2; }
+	fi
+	[ "$online" = "$want" ] ||
+		fail "$online CPU(s) online of $want" || return
+	[ "$online" -ge 2 ] || fail "only $online CPU: the cross-CPU cases need two" ||
+		return
+	diag "$online CPUs online"
+}
+
+# Runs the KUnit suites of kprobes_kunit.ko (their KTAP goes to the
+# kernel log) and checks each suite's top-level result there.
+t_kunit_suites()
+{
+	need_target || return
+	unload kprobes_kunit || fail "cannot unload kprobes_kunit" || return
+	param=
+	upstream && param="upstream=1"
+	insmod $MODS/kprobes_kunit.ko $param ||
+		fail "insmod kprobes_kunit.ko failed" || return
+	log=$(dmesg)
+	bad=
+	for s in $SUITES; do
+		if echo "$log" | grep -q -E "not ok [0-9]+ $s( |\$)"; then
+			bad="$bad $s"
+		elif ! echo "$log" | grep -q -E "ok [0-9]+ $s( |\$)"; then
+			bad="$bad $s(no-result)"
+		fi
+	done
+	unload kprobes_kunit || fail "rmmod kprobes_kunit failed" || return
+	[ -z "$bad" ] || fail "failed suites:$bad"
+}
+
+# Probes registered and unregistered over and over by loading and
+# unloading kprobes_holder.ko, and registrations that fail, also half-way
+# through (the second probe is bad, the first is unregistered again).  Each
+# round counts right; no probe stays behind, nor memory (see kmemleak).
+t_holder_loop()
+{
+	need_target || return
+	i=0
+	while [ $i -lt 5 ]; do
+		holder sym=kprobes_target:kpt_shell_a \
+			sym2=kprobes_target:kpt_shell_b ||
+			fail "round $i: insmod kprobes_holder.ko failed" || return
+		trigger 3
+		[ "$(hld hits)" = 3 ] && [ "$(hld hits2)" = 3 ] ||
+			fail "round $i: hits $(hld hits)/$(hld hits2), want 3/3" ||
+			return
+		unload kprobes_holder || fail "round $i: rmmod failed" || return
+		holder sym=kpk_no_such_symbol &&
+			{ fail "round $i: unknown symbol accepted"; return; }
+		holder sym=kprobes_target:kpt_asm_add offset=1 &&
+			{ fail "round $i: kpt_asm_add+1 accepted"; return; }
+		holder sym=kprobes_target:kpt_shell_a sym2=kpk_no_such_symbol &&
+			{ fail "round $i: bad second probe accepted"; return; }
+		i=$((i + 1))
+	done
+	grep -q -E 'kpt_shell_[ab]\+' "$KPDIR/list" &&
+		{ fail "left in the list: $(grep kpt_shell "$KPDIR/list")"; return; }
+	return 0
+}
+
+# Addresses that are not text, given to kprobe_events (p: at an address)
+# and to the perf kprobe PMU (kprobe_addr): data, an unmapped address, a
+# user address, and __pfx_/__cfi_ symbols where the configuration has
+# them.  Each is refused, and nothing oopses.
+t_bad_address()
+{
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	ev_cleanup
+	before=$(splat_count)
+	data=$(awk '$3 == "jiffies" && ($2 == "D" || $2 == "d") { print $1; exit }' \
+		/proc/kallsyms)
+	[ -n "$data" ] || fail "no address for jiffies in /proc/kallsyms" || return
+	for a in $data ffffffffdead0000 1000; do
+		echo "p:kpk_bad 0x$a" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+			{ fail "kprobe_events took p: at 0x$a"; return; }
+		if [ -x ./kprobes_perf ] &&
+		   [ -r /sys/bus/event_source/devices/kprobe/type ]; then
+			out=$(./kprobes_perf -a "$a" 2>&1) ||
+				fail "perf kprobe PMU at 0x$a: $out" || return
+		fi
+	done
+	n=0
+	for s in __pfx_vfs_read __cfi_vfs_read; do
+		grep -q " $s\$" /proc/kallsyms || continue
+		n=$((n + 1))
+		echo "p:kpk_bad $s" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+			{ fail "kprobe_events took p: on $s"; return; }
+	done
+	[ $n -gt 0 ] || diag "no __pfx_ or __cfi_ symbols in this configuration"
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
+# Three forks from a shell named ktest_fork: each a kernel_clone() call.
+fork3()
+{
+	for i in 1 2 3; do
+		sh -c 'exec true'
+	done
+}
+
+# Load sample module $1 on its default symbol (samples/$1.ko where the
+# harness put it, else the installed module), fork three times, unload
+# it; what it printed meanwhile is left in $log.
+sample_run()
+{
+	ko=samples/$1.ko
+	if [ -f "$ko" ]; then
+		load="insmod $ko"
+	elif modprobe -n "$1" 2>/dev/null; then
+		load="modprobe $1"
+	else
+		fail "no $ko, and modprobe finds no $1 (CONFIG_SAMPLE_KPROBES=m)" ||
+			return
+	fi
+	kmsg_mark "$1"
+	$load || fail "$load failed: $(kmsg_since "$1" | tail -n 1)" || return
+	fork3
+	rmmod "$1" || fail "rmmod $1 failed" || return
+	log=$(kmsg_since "$1")
+}
+
+# The kprobe sample (samples/kprobes/kprobe_example.ko) on its default
+# symbol, kernel_clone: it loads, each fork fires its pre and post
+# handler, and its unload message counts every hit and no miss.
+sample_kprobe()
+{
+	sample_run kprobe_example || return
+	if upstream; then
+		pre=$(echo "$log" | grep -c '<kernel_clone> p->addr = .*, ip = ')
+		post=$(echo "$log" | grep -c '<kernel_clone> p->addr = 0x[0-9a-f]*, flags = ')
+		echo "$log" | grep -q 'Planted kprobe at' ||
+			fail "no 'Planted kprobe' line" || return
+		echo "$log" | grep -q 'kprobe at .* unregistered' ||
+			fail "no 'unregistered' line" || return
+		fired=$pre
+		missed=0
+	else
+		pre=$(echo "$log" | grep -c -E "pre  kernel_clone at kernel_clone\+$ENTRY/")
+		post=$(echo "$log" | grep -c -E "post kernel_clone at kernel_clone\+$ENTRY/")
+		echo "$log" | grep -q -E "probe planted on kernel_clone at kernel_clone\+$ENTRY/" ||
+			fail "no 'probe planted' line" || return
+		bye=$(echo "$log" | grep 'probe on kernel_clone removed: fired')
+		fired=$(echo "$bye" | sed -n 's/.*fired \([0-9]*\) times.*/\1/p')
+		missed=$(echo "$bye" | sed -n 's/.*missed \([0-9]*\)$/\1/p')
+	fi
+	diag "kprobe_example: $pre pre and $post post lines, fired $fired, missed $missed"
+	[ "$pre" -ge 3 ] && [ "$post" -ge 3 ] ||
+		fail "kprobe_example: $pre pre and $post post handler lines for 3 forks" ||
+		return
+	[ "$fired" = "$pre" ] && [ "$missed" = 0 ] ||
+		fail "kprobe_example: fired '$fired' and missed '$missed' on unload, $pre hits logged"
+}
+
+# The kretprobe sample on kernel_clone: each fork's return is reported
+# with the child's pid (a positive return value), and on unload every
+# return is counted and none was missed.
+sample_kretprobe()
+{
+	have_kret || { why="$NO_KRET"; return 2; }
+	sample_run kretprobe_example || return
+	if upstream; then
+		rets=$(echo "$log" | grep 'kernel_clone returned [0-9]* and took')
+		pids=$(echo "$rets" | sed -n 's/.*returned \([0-9]*\) and.*/\1/p')
+		n=$(echo "$log" | grep -c 'kernel_clone returned')
+		back=$n
+		missed=$(echo "$log" | sed -n 's/.*Missed probing \([0-9]*\) instances.*/\1/p')
+	else
+		rets=$(echo "$log" | grep 'kernel_clone returned -\{0,1\}[0-9]* to ')
+		pids=$(echo "$rets" | sed -n 's/.*returned \(-\{0,1\}[0-9]*\) to .*/\1/p')
+		n=$(echo "$rets" | grep -c .)
+		bye=$(echo "$log" | grep 'return probe on kernel_clone removed:')
+		back=$(echo "$bye" | sed -n 's/.*removed: \([0-9]*\) returns.*/\1/p')
+		missed=$(echo "$bye" | sed -n 's/.*missed \([0-9]*\), entry missed \([0-9]*\)$/\1, entry missed \2/p')
+		[ -n "$bye" ] || fail "no unload line" || return
+	fi
+	diag "kretprobe_example: $n returns logged, $back counted, missed $missed"
+	[ "$n" -ge 3 ] || fail "kretprobe_example: $n return lines for 3 forks" || return
+	for pid in $pids; do
+		[ "$pid" -gt 0 ] || fail "kernel_clone returned $pid" || return
+	done
+	[ "$back" = "$n" ] || fail "kretprobe_example: $back returns counted, $n logged" ||
+		return
+	[ "$missed" = 0 ] || [ "$missed" = "0, entry missed 0" ] ||
+		fail "kretprobe_example: missed '$missed' on unload"
+}
+
+# Both sample modules load, fire and report what their comments promise.
+t_samples()
+{
+	sample_kprobe || return
+	sample_kretprobe
+}
+
+AREA_CASES="cpus kunit_suites holder_loop bad_address samples"
+ktest_main "$@"
