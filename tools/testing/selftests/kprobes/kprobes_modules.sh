@@ -107,5 +107,52 @@ t_ftrace_kill()
 	target_gone "$a" "$before"
 }
 
-AREA_CASES="init_probe_gone module_probe module_unload_gone pending_module ftrace_kill"
+# A return probe on a function of kprobes_target, held by kprobes_holder
+# (which does not link against the target), while a call is in flight:
+# rmmod kprobes_target then lets the call return from the module's exit.
+# Asserts: no crash; the return is caught exactly once, with the value the
+# function returned (x + KPT_KRET_UNLOAD_ADD, 0x7700 in kprobes_target.h)
+# and nothing missed; the probe shows [GONE]; rmmod kprobes_holder then
+# unregisters it quietly, without a splat (kmemleak, later, finds no leak).
+t_kretprobe_gone_in_flight()
+{
+	have_kret || { why=$NO_KRET; return 2; }
+	need_target || return
+	holder kret=1 sym=kprobes_target:kpt_kret_unload_wait ||
+		fail "insmod kprobes_holder.ko kret=1 failed" || return
+	splats=$(splat_count)
+	addr=$(hld addr)
+	line=$(list_line "$addr")
+	set -- $line
+	[ "$2" = r ] && echo "$3" | grep -q -x -E "kpt_kret_unload_wait\+$ENTRY" ||
+		fail "not listed as a return probe on its entry: '$line'" || return
+	echo 5 > "$TGT/unload_call" || fail "cannot start the call" || return
+	i=0
+	while [ "$(cat "$TGT/unload_inside")" != 1 ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(cat "$TGT/unload_inside")" = 1 ] ||
+		fail "the call did not start within 10 s" || return
+	[ "$(hld hits)" = 1 ] && [ "$(hld returns)" = 0 ] ||
+		fail "in flight: entries $(hld hits), returns $(hld returns), want 1, 0" ||
+		return
+	rmmod kprobes_target || fail "rmmod kprobes_target failed" || return
+	loaded kprobes_target && { fail "kprobes_target still loaded"; return; }
+	[ "$(hld returns)" = 1 ] ||
+		fail "returns $(hld returns) after the unload, want 1" || return
+	[ "$(hld retval)" = $((5 + 0x7700)) ] ||
+		fail "return value $(hld retval), want $((5 + 0x7700))" || return
+	[ "$(hld hits)" = 1 ] && [ "$(hld nmissed)" = 0 ] ||
+		fail "entries $(hld hits), nmissed $(hld nmissed), want 1, 0" ||
+		return
+	line=$(list_line "$addr")
+	echo "$line" | grep -q '\[GONE\]' || fail "not gone: '$line'" || return
+	rmmod kprobes_holder || fail "rmmod kprobes_holder failed" || return
+	[ -z "$(list_line "$addr")" ] || fail "still listed after unregister" ||
+		return
+	[ "$(splat_count)" = "$splats" ] || fail "kernel splat"
+}
+
+AREA_CASES="init_probe_gone module_probe module_unload_gone kretprobe_gone_in_flight pending_module ftrace_kill"
 ktest_main "$@"

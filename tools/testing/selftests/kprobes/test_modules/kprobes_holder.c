@@ -3,12 +3,16 @@
  * Helper module for run_tests.sh: holds one or two kprobes, placed by
  * symbol name given as module parameters, for as long as it is loaded.
  *
- *   sym=NAME [offset=N] [sym2=NAME]
+ *   sym=NAME [offset=N] [sym2=NAME] [kret=1]
  *
  * Read-only parameters report each probe's hit count and address; the
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
  * enable_kprobe() on it.  The probes are unregistered on unload, whatever
  * became of the text they were placed on.
+ *
+ * With kret=1 the first probe is a return probe (maxactive 1; the entry
+ * handler counts the hits): "returns" counts its return handler's runs,
+ * "retval" is the last return value it saw and "nmissed" its nmissed.
  *
  * Writing 1 to "ftrace_kill" calls ftrace_kill(), what ftrace does to
  * itself when it finds its text in a state it cannot handle: ftrace is
@@ -22,10 +26,14 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
+/* A kprobe (rp.kp), or for the first probe with kret=1 a return probe. */
 struct kph_probe {
-	struct kprobe kp;
+	struct kretprobe rp;
 	atomic_t hits;
+	atomic_t returns;
+	long retval;
 	bool registered;
+	bool ret;
 };
 
 static struct kph_probe kph_probes[2];
@@ -42,6 +50,10 @@ static char *sym2;
 module_param(sym2, charp, 0444);
 MODULE_PARM_DESC(sym2, "symbol of the optional second probe");
 
+static bool kret;
+module_param(kret, bool, 0444);
+MODULE_PARM_DESC(kret, "the first probe is a return probe");
+
 static struct kph_probe *kph_of(const struct kernel_param *kp)
 {
 	return &kph_probes[(unsigned long)kp->arg];
@@ -56,10 +68,38 @@ static const struct kernel_param_ops kph_hits_ops = {
 	.get = kph_hits_get,
 };
 
+static int kph_returns_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%d\n",
+			 atomic_read(&kph_of(kp)->returns));
+}
+
+static const struct kernel_param_ops kph_returns_ops = {
+	.get = kph_returns_get,
+};
+
+static int kph_retval_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%ld\n", READ_ONCE(kph_of(kp)->retval));
+}
+
+static const struct kernel_param_ops kph_retval_ops = {
+	.get = kph_retval_get,
+};
+
+static int kph_nmissed_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%d\n", READ_ONCE(kph_of(kp)->rp.nmissed));
+}
+
+static const struct kernel_param_ops kph_nmissed_ops = {
+	.get = kph_nmissed_get,
+};
+
 static int kph_addr_get(char *buf, const struct kernel_param *kp)
 {
 	return scnprintf(buf, PAGE_SIZE, "%016lx\n",
-			 (unsigned long)kph_of(kp)->kp.addr);
+			 (unsigned long)kph_of(kp)->rp.kp.addr);
 }
 
 static const struct kernel_param_ops kph_addr_ops = {
@@ -68,7 +108,7 @@ static const struct kernel_param_ops kph_addr_ops = {
 
 static int kph_disabled_get(char *buf, const struct kernel_param *kp)
 {
-	bool off = kph_of(kp)->kp.flags & KPROBE_FLAG_DISABLED;
+	bool off = kph_of(kp)->rp.kp.flags & KPROBE_FLAG_DISABLED;
 
 	return scnprintf(buf, PAGE_SIZE, "%d\n", off);
 }
@@ -84,7 +124,7 @@ static int kph_disabled_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	if (!p->registered)
 		return -ENODEV;
-	return off ? disable_kprobe(&p->kp) : enable_kprobe(&p->kp);
+	return off ? disable_kprobe(&p->rp.kp) : enable_kprobe(&p->rp.kp);
 }
 
 static const struct kernel_param_ops kph_disabled_ops = {
@@ -96,6 +136,12 @@ module_param_cb(hits, &kph_hits_ops, (void *)0, 0444);
 MODULE_PARM_DESC(hits, "pre_handler runs of the first probe");
 module_param_cb(hits2, &kph_hits_ops, (void *)1, 0444);
 MODULE_PARM_DESC(hits2, "pre_handler runs of the second probe");
+module_param_cb(returns, &kph_returns_ops, (void *)0, 0444);
+MODULE_PARM_DESC(returns, "return handler runs of the first probe (kret=1)");
+module_param_cb(retval, &kph_retval_ops, (void *)0, 0444);
+MODULE_PARM_DESC(retval, "last return value its return handler saw (kret=1)");
+module_param_cb(nmissed, &kph_nmissed_ops, (void *)0, 0444);
+MODULE_PARM_DESC(nmissed, "nmissed of the first probe's kretprobe (kret=1)");
 module_param_cb(addr, &kph_addr_ops, (void *)0, 0444);
 MODULE_PARM_DESC(addr, "address of the first probe");
 module_param_cb(addr2, &kph_addr_ops, (void *)1, 0444);
@@ -142,26 +188,75 @@ MODULE_PARM_DESC(ftrace_kill, "write 1: kill ftrace for the rest of the boot");
 
 static int kph_pre(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct kph_probe *p = container_of(kp, struct kph_probe, kp);
+	struct kph_probe *p = container_of(kp, struct kph_probe, rp.kp);
 
 	atomic_inc(&p->hits);
 	return 0;
 }
 
-static int kph_add(struct kph_probe *p, const char *name, unsigned int off)
+#ifdef CONFIG_KRETPROBES
+static int kph_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kph_probe *p = container_of(get_kretprobe(ri), struct kph_probe, rp);
+
+	atomic_inc(&p->hits);
+	return 0;
+}
+
+static int kph_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kph_probe *p = container_of(get_kretprobe(ri), struct kph_probe, rp);
+
+	WRITE_ONCE(p->retval, (long)(int)regs_return_value(regs));
+	atomic_inc(&p->returns);
+	return 0;
+}
+
+static int kph_add_ret(struct kph_probe *p)
+{
+	p->rp.entry_handler = kph_entry;
+	p->rp.handler = kph_ret;
+	p->rp.maxactive = 1;
+	return register_kretprobe(&p->rp);
+}
+#else
+static int kph_add_ret(struct kph_probe *p)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+static int kph_add(struct kph_probe *p, const char *name, unsigned int off,
+		   bool ret_probe)
 {
 	int ret;
 
-	p->kp.symbol_name = name;
-	p->kp.offset = off;
-	p->kp.pre_handler = kph_pre;
-	ret = register_kprobe(&p->kp);
+	p->rp.kp.symbol_name = name;
+	p->rp.kp.offset = off;
+	if (ret_probe) {
+		ret = kph_add_ret(p);
+	} else {
+		p->rp.kp.pre_handler = kph_pre;
+		ret = register_kprobe(&p->rp.kp);
+	}
 	if (ret) {
 		pr_err("kprobes_holder: cannot probe %s+%u: %d\n", name, off, ret);
 		return ret;
 	}
 	p->registered = true;
+	p->ret = ret_probe;
 	return 0;
+}
+
+static void kph_del(struct kph_probe *p)
+{
+	if (!p->registered)
+		return;
+	if (p->ret)
+		unregister_kretprobe(&p->rp);
+	else
+		unregister_kprobe(&p->rp.kp);
+	p->registered = false;
 }
 
 static int __init kph_init(void)
@@ -170,12 +265,12 @@ static int __init kph_init(void)
 
 	if (!sym)
 		return -EINVAL;
-	ret = kph_add(&kph_probes[0], sym, offset);
+	ret = kph_add(&kph_probes[0], sym, offset, kret);
 	if (ret || !sym2)
 		return ret;
-	ret = kph_add(&kph_probes[1], sym2, 0);
+	ret = kph_add(&kph_probes[1], sym2, 0, false);
 	if (ret)
-		unregister_kprobe(&kph_probes[0].kp);
+		kph_del(&kph_probes[0]);
 	return ret;
 }
 
@@ -184,8 +279,7 @@ static void __exit kph_exit(void)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kph_probes); i++)
-		if (kph_probes[i].registered)
-			unregister_kprobe(&kph_probes[i].kp);
+		kph_del(&kph_probes[i]);
 }
 
 module_init(kph_init);

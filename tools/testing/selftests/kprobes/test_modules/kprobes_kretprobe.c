@@ -3,8 +3,9 @@
  * KUnit cases for return probes (kretprobes): registration, handlers and
  * their per-call data, return addresses and stack traces seen from a
  * handler, two CPUs and many sleeping callers on one probe, unregistration
- * and task exit while calls are in flight, and bad input.  The probed
- * functions are in kprobes_target.ko.
+ * and task exit while calls are in flight, the two kinds of miss (a call
+ * from another probe's handler, a call that finds no instance), and bad
+ * input.  The probed functions are in kprobes_target.ko.
  *
  * Like kprobes_kunit.ko, the cases run on our kprobes and on upstream's
  * (module parameter "upstream", set by run_tests.sh).  One case is meant
@@ -24,6 +25,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/err.h>
+#include <linux/irqflags.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -734,6 +736,85 @@ static void kpr_with_kprobe(struct kunit *test)
 	kpr_unregister(test, &q->rp);
 }
 
+/*
+ * A return-probed function called from another probe's pre_handler: the
+ * hit on its entry comes while a handler runs, so it is missed like any
+ * such hit.  Its kprobe's nmissed grows by exactly one per call, no
+ * instance is taken (rp.nmissed, which counts entries that found none,
+ * stays 0), and neither its entry_handler nor its handler runs; the call
+ * itself returns its value as usual.  Called outside a handler afterwards
+ * it is caught.  The outer probes are on an ftrace site (kpt_reent_outer)
+ * and on a breakpoint (kpt_asm_sub, no ftrace call); the return probe is
+ * on kpt_kret_a.
+ */
+static atomic_t kpr_nested_bad;
+
+static int kpr_pre_calls_kret(struct kprobe *kp, struct pt_regs *regs)
+{
+	int x = (int)regs_get_kernel_argument(regs, 0);
+
+	if (kpt_kret_a(x) != x + KPT_KRET_A_ADD)
+		atomic_inc(&kpr_nested_bad);
+	atomic_inc(&kpr_pre_hits);
+	return 0;
+}
+
+static void kpr_nested_in_handler_missed(struct kunit *test)
+{
+	struct kpr_ctx *ctx = test->priv;
+	struct kpr_probe *p = kpr_new(0);
+	static struct kprobe outer_ftrace, outer_int3;
+	unsigned long want = 0;
+	int i;
+
+	atomic_set(&kpr_pre_hits, 0);
+	atomic_set(&kpr_nested_bad, 0);
+	memset(&outer_ftrace, 0, sizeof(outer_ftrace));
+	memset(&outer_int3, 0, sizeof(outer_int3));
+	outer_ftrace.addr = (kprobe_opcode_t *)kpt_reent_outer;
+	outer_ftrace.pre_handler = kpr_pre_calls_kret;
+	outer_int3.addr = (kprobe_opcode_t *)kpt_asm_sub;
+	outer_int3.pre_handler = kpr_pre_calls_kret;
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&outer_ftrace), 0);
+	ctx->kps[0] = &outer_ftrace;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&outer_int3), 0);
+	ctx->kps[1] = &outer_int3;
+
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, kpt_reent_outer(i), i + 11);
+		KUNIT_EXPECT_EQ_MSG(test, p->rp.kp.nmissed, ++want,
+				    "after call %d from the ftrace probe's handler", i);
+	}
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, kpt_asm_sub(i), i - KPT_SUB_IMM);
+		KUNIT_EXPECT_EQ_MSG(test, p->rp.kp.nmissed, ++want,
+				    "after call %d from the breakpoint probe's handler", i);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_pre_hits), 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_nested_bad), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 0);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+
+	/* Outside any handler: caught, and nothing more is missed. */
+	KUNIT_EXPECT_EQ(test, kpt_kret_a(7), 7 + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 7 + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 5UL);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+
+	ctx->kps[1] = NULL;
+	unregister_kprobe(&outer_int3);
+	ctx->kps[0] = NULL;
+	unregister_kprobe(&outer_ftrace);
+	kpr_unregister(test, &p->rp);
+}
+
 /* ---------------------------------------------------------------------
  * Stack traces from a return handler
  */
@@ -1267,6 +1348,57 @@ static void kpr_task_exit(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 }
 
+#define KPR_DEPTH	8
+
+/*
+ * maxactive 1 on a function that calls itself KPR_DEPTH deep: the
+ * outermost call takes the only instance and the KPR_DEPTH - 1 calls
+ * nested in it find none.  Each of those is counted once in rp.nmissed,
+ * and its entry_handler is skipped (the documentation: no instance, no
+ * entry_handler call); the entry_handler and the return handler run once,
+ * for the outermost call, which returns KPR_DEPTH.  The kprobe itself
+ * missed nothing: no hit came while a handler ran.
+ *
+ * Our pool grows when more than half of it is out, but from a work item
+ * that an irq_work on the hitting CPU queues: with interrupts off for the
+ * whole call neither can run before it returns, so the count is exact on
+ * ours as on upstream (whose pool never grows).  The instance is back
+ * afterwards: a single call is caught.
+ */
+static void kpr_recursion_maxactive_1(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	unsigned long flags;
+	int ret, calls;
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_recurse;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	p->rp.maxactive = 1;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_ASSERT_EQ(test, p->rp.maxactive, 1);
+
+	calls = atomic_read(&kpt_kret_recurse_calls);
+	local_irq_save(flags);
+	ret = kpt_kret_recurse(KPR_DEPTH);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, KPR_DEPTH);
+	KUNIT_ASSERT_EQ_MSG(test, atomic_read(&kpt_kret_recurse_calls) - calls,
+			    KPR_DEPTH, "kpt_kret_recurse() did not recurse");
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, KPR_DEPTH - 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, KPR_DEPTH);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+
+	KUNIT_EXPECT_EQ(test, kpt_kret_recurse(1), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 2);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 2);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 1);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, KPR_DEPTH - 1);
+	kpr_unregister(test, &p->rp);
+}
+
 #define KPR_CROWD	1000
 
 /*
@@ -1688,11 +1820,13 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_entry_refusal),
 	KUNIT_CASE(kpr_data_round_trip),
 	KUNIT_CASE(kpr_with_kprobe),
+	KUNIT_CASE(kpr_nested_in_handler_missed),
 	KUNIT_CASE(kpr_stacktrace),
 	KUNIT_CASE(kpr_stacktrace_nested),
 	KUNIT_CASE_SLOW(kpr_two_cpus),
 	KUNIT_CASE(kpr_unregister_in_flight),
 	KUNIT_CASE(kpr_task_exit),
+	KUNIT_CASE(kpr_recursion_maxactive_1),
 	KUNIT_CASE(kpr_find_ret_addr),
 	KUNIT_CASE(kpr_uaccess),
 	KUNIT_CASE_SLOW(kpr_no_miss),

@@ -27,6 +27,8 @@
 #define KPT_GATE_ADD		0x5500
 /* kpt_kret_exit(NULL) returns this. */
 #define KPT_KRET_EXIT_RET	0x6600
+/* What kpt_kret_unload_wait() adds (run_tests.sh has it too). */
+#define KPT_KRET_UNLOAD_ADD	0x7700
 
 /* Functions kpt_many_0() ... of kpt_many[]. */
 #define KPT_NMANY		1000
@@ -93,6 +95,24 @@ int kpt_kret_call(int (*fn)(int), int x);
  */
 struct completion;
 int kpt_kret_exit(struct completion *done);
+
+/*
+ * kpt_kret_recurse(n): calls itself until n calls are on the stack (a real
+ * call each, n >= 1) and returns n.  Each call adds one to
+ * kpt_kret_recurse_calls.
+ */
+int kpt_kret_recurse(int n);
+extern atomic_t kpt_kret_recurse_calls;
+
+/*
+ * kpt_kret_unload_wait(x): sleeps until this module's exit lets it go,
+ * then returns x + KPT_KRET_UNLOAD_ADD.  Not exported: run_tests.sh puts a
+ * return probe on it by name and starts a kthread of this module calling
+ * it with the "unload_call" parameter; the module's exit wakes the call
+ * and stops the kthread, so the call returns while the module is being
+ * unloaded.
+ */
+int kpt_kret_unload_wait(int x);
 
 /*
  * A gate that callers of kpt_gate_wait() sleep at (TASK_IDLE) until it is

@@ -29,6 +29,8 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -218,6 +220,26 @@ __used noinline int kpt_kret_exit(struct completion *done)
 	return KPT_KRET_EXIT_RET;
 }
 EXPORT_SYMBOL_GPL(kpt_kret_exit);
+
+atomic_t kpt_kret_recurse_calls = ATOMIC_INIT(0);
+EXPORT_SYMBOL_GPL(kpt_kret_recurse_calls);
+
+/*
+ * Not a tail call, and nothing a compiler can turn into a loop: the store
+ * of what the inner call returned comes between that call and the return.
+ */
+__used noinline int kpt_kret_recurse(int n)
+{
+	int ret;
+
+	atomic_inc(&kpt_kret_recurse_calls);
+	if (n <= 1)
+		return 1;
+	ret = kpt_kret_recurse(n - 1);
+	WRITE_ONCE(kpt_sink, ret);
+	return ret + 1;
+}
+EXPORT_SYMBOL_GPL(kpt_kret_recurse);
 
 static DECLARE_WAIT_QUEUE_HEAD(kpt_gate_wq);
 static bool kpt_gate_is_open = true;
@@ -637,6 +659,89 @@ static const struct kernel_param_ops kpt_trigger_ops = {
 module_param_cb(trigger, &kpt_trigger_ops, NULL, 0200);
 MODULE_PARM_DESC(trigger, "write N: call the shell-level targets N times");
 
+/*
+ * "unload_call": writing N starts a kthread that calls
+ * kpt_kret_unload_wait(N), which sleeps until this module's exit wakes it;
+ * the kthread then waits to be stopped, also by the exit.  One at a time.
+ * "unload_inside" reads how many calls entered kpt_kret_unload_wait().
+ */
+static DECLARE_WAIT_QUEUE_HEAD(kpt_unload_wq);
+static bool kpt_unload_going;
+static atomic_t kpt_unload_in = ATOMIC_INIT(0);
+static struct task_struct *kpt_unload_task;
+static DEFINE_MUTEX(kpt_unload_lock);
+
+__used noinline int kpt_kret_unload_wait(int x)
+{
+	atomic_inc(&kpt_unload_in);
+	wait_event_idle(kpt_unload_wq, READ_ONCE(kpt_unload_going));
+	WRITE_ONCE(kpt_sink, x);
+	return x + KPT_KRET_UNLOAD_ADD;
+}
+
+static int kpt_unload_thread(void *arg)
+{
+	WRITE_ONCE(kpt_sink, kpt_kret_unload_wait((long)arg));
+	for (;;) {
+		set_current_state(TASK_IDLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static int kpt_unload_call_set(const char *val, const struct kernel_param *kp)
+{
+	struct task_struct *t;
+	int x, ret;
+
+	ret = kstrtoint(val, 0, &x);
+	if (ret)
+		return ret;
+	mutex_lock(&kpt_unload_lock);
+	if (kpt_unload_task) {
+		ret = -EBUSY;
+	} else {
+		t = kthread_run(kpt_unload_thread, (void *)(long)x,
+				"kpt_unload_call");
+		if (IS_ERR(t))
+			ret = PTR_ERR(t);
+		else
+			kpt_unload_task = t;
+	}
+	mutex_unlock(&kpt_unload_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops kpt_unload_call_ops = {
+	.set = kpt_unload_call_set,
+};
+module_param_cb(unload_call, &kpt_unload_call_ops, NULL, 0200);
+MODULE_PARM_DESC(unload_call,
+		 "write N: a kthread calls kpt_kret_unload_wait(N) until the module's exit");
+
+static int kpt_unload_inside_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&kpt_unload_in));
+}
+
+static const struct kernel_param_ops kpt_unload_inside_ops = {
+	.get = kpt_unload_inside_get,
+};
+module_param_cb(unload_inside, &kpt_unload_inside_ops, NULL, 0444);
+MODULE_PARM_DESC(unload_inside, "calls that entered kpt_kret_unload_wait()");
+
+/* From the exit: the call in flight returns, its kthread ends. */
+static void kpt_unload_release(void)
+{
+	WRITE_ONCE(kpt_unload_going, true);
+	wake_up_all(&kpt_unload_wq);
+	if (kpt_unload_task)
+		kthread_stop(kpt_unload_task);
+}
+
 /* The probe this module puts on its own init text. */
 static int kpt_init_hits;
 module_param_named(init_hits, kpt_init_hits, int, 0444);
@@ -688,6 +793,7 @@ static int __init kpt_init(void)
 
 static void __exit kpt_exit(void)
 {
+	kpt_unload_release();
 	if (!kpt_init_reg_ret)
 		unregister_kprobe(&kpt_init_kp);
 }
