@@ -71,6 +71,11 @@
  *   the sysctl at 1), or the sysctl at 0.  Optimized (the sysctl set to
  *   1), the change of ip is ignored, as documented.
  *
+ * kpo_context_*: the context of the handlers on each path, called with
+ *   interrupts on and off: preemption disabled always; interrupts off on
+ *   a breakpoint (pre and post handlers) and a boosted one, as the probed
+ *   code had them on the optimized and ftrace paths.
+ *
  * Upstream 6.12 (run with upstream=1, see run_tests.sh) passes all of it
  * but for two known deviations, reported there and not failed: it never
  * runs the post_handler of a probe registered where a probe without one
@@ -1831,6 +1836,163 @@ static void kpo_change_path_sysctl(struct kunit *test)
 	kpo_expect_text(test);
 }
 
+/* ---------------------------------------------------------------------
+ * kpo_context_*
+ */
+
+static struct kpt_ctx_seen kpo_seen_pre, kpo_seen_post;
+
+static int kpo_pre_ctx(struct kprobe *kp, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpo_seen_pre);
+	return kpo_pre(kp, regs);
+}
+
+static void kpo_post_ctx(struct kprobe *kp, struct pt_regs *regs,
+			 unsigned long flags)
+{
+	kpt_ctx_note(&kpo_seen_post);
+	kpo_post(kp, regs, flags);
+}
+
+/*
+ * What @s says a handler (@who, on path @path) saw in one call made with
+ * interrupts off (@caller_off) or on: one run, preemption disabled
+ * (preempt_count() above the caller's zero, where the kernel counts it),
+ * and interrupts off if @always_off, else as the caller had them.
+ */
+static void kpo_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
+			   const char *path, const char *who, bool caller_off,
+			   bool always_off)
+{
+	const char *call = caller_off ? "interrupts off" : "interrupts on";
+	bool want_off = always_off || caller_off;
+
+	KUNIT_ASSERT_EQ_MSG(test, s->runs, 1, "%s, %s, called with %s: runs",
+			    path, who, call);
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		KUNIT_EXPECT_NE_MSG(test, s->preempt_count, 0,
+				    "%s, %s, called with %s: preempt_count() is 0",
+				    path, who, call);
+	KUNIT_EXPECT_FALSE_MSG(test, s->preemptible,
+			       "%s, %s, called with %s: preemptible", path, who,
+			       call);
+	KUNIT_EXPECT_EQ_MSG(test, s->irqs_off, want_off,
+			    "%s, %s, called with %s: handler ran with interrupts %s",
+			    path, who, call, s->irqs_off ? "off" : "on");
+}
+
+/*
+ * The context handlers run in, on each path, as our kprobes.rst and the
+ * seeds say: preemption disabled always; interrupts disabled for a
+ * breakpoint (pre and post handlers, boosted or stepped), as the probed
+ * code had them for an optimized probe and on an ftrace site (pre and
+ * post handlers).  The probed function is called once with interrupts on
+ * and once with them off (local_irq_save()).  The probe is on the imul of
+ * kpt_opt_asm (the entry of kpt_opt_c for ftrace) and is checked to be on
+ * the path named: the list's marks, and for optimized the jmp in the
+ * text, so that the handler runs from the detour, not from a breakpoint
+ * hit on the way to it.
+ */
+static void kpo_context(struct kunit *test, enum kpo_path path)
+{
+	const char *name = kpo_path_name[path];
+	bool c = path == KPO_FTRACE;
+	bool post = path == KPO_BREAKPOINT || c;
+	bool always_off = path == KPO_BREAKPOINT || path == KPO_BOOSTED;
+	u64 (*call)(u64 a, u64 b, u64 c) = c ? kpt_opt_c : kpt_opt_asm;
+	struct kpo_probe *p;
+	unsigned long addr, flags;
+	int state, want, off;
+	char got_marks[64];
+	u64 a, b, cc, got;
+
+	switch (path) {
+	case KPO_OPTIMIZED:
+		kpo_need_sysctl(test, 1);
+		break;
+	case KPO_BOOSTED:
+		if (kpt_optimization_get() != -ENOENT)
+			kpo_need_sysctl(test, 0);
+		break;
+	default:
+		break;
+	}
+	kpo_layout(test);
+	p = kpo_new(0, post);
+	p->kp.pre_handler = kpo_pre_ctx;
+	if (post)
+		p->kp.post_handler = kpo_post_ctx;
+	kpo_register(test, p, c ? (unsigned long)kpt_opt_c :
+			      kpo_insn(test, KPO_I_MID));
+	addr = (unsigned long)p->kp.addr;
+	switch (path) {
+	case KPO_OPTIMIZED:
+		want = KPT_PS_LISTED | KPT_PS_OPTIMIZED;
+		break;
+	case KPO_FTRACE:
+		want = KPT_PS_LISTED | KPT_PS_FTRACE;
+		break;
+	default:
+		if (!kpt_optimizer_wait())
+			msleep(200);
+		want = KPT_PS_LISTED;
+		break;
+	}
+	kpo_expect_state(test, addr, KPO_ANY, want, name);
+	if (path == KPO_OPTIMIZED)
+		kpo_expect_byte(test, addr, JMP32_INSN_OPCODE, name);
+
+	for (off = 0; off < 2; off++) {
+		memset(&kpo_seen_pre, 0, sizeof(kpo_seen_pre));
+		memset(&kpo_seen_post, 0, sizeof(kpo_seen_post));
+		kpo_input(off, &a, &b, &cc);
+		KUNIT_ASSERT_EQ(test, preempt_count(), 0);
+		if (off) {
+			local_irq_save(flags);
+			got = call(a, b, cc);
+			local_irq_restore(flags);
+		} else {
+			got = call(a, b, cc);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, got, kpt_opt_want(a, b, cc),
+				    "%s: result", name);
+		kpo_expect_ctx(test, &kpo_seen_pre, name, "pre_handler", off,
+			       always_off);
+		if (post)
+			kpo_expect_ctx(test, &kpo_seen_post, name, "post_handler",
+				       off, always_off);
+	}
+	state = kpt_probe_state(addr);
+	KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && (state & KPO_ANY) == want,
+			      "%s: after the calls the list says %s", name,
+			      kpo_marks(state, got_marks, sizeof(got_marks)));
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	if (!c)
+		kpo_expect_text(test);
+}
+
+static void kpo_context_breakpoint(struct kunit *test)
+{
+	kpo_context(test, KPO_BREAKPOINT);
+}
+
+static void kpo_context_boosted(struct kunit *test)
+{
+	kpo_context(test, KPO_BOOSTED);
+}
+
+static void kpo_context_optimized(struct kunit *test)
+{
+	kpo_context(test, KPO_OPTIMIZED);
+}
+
+static void kpo_context_ftrace(struct kunit *test)
+{
+	kpo_context(test, KPO_FTRACE);
+}
+
 static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_states),
 	KUNIT_CASE(kpo_regs_breakpoint),
@@ -1846,6 +2008,10 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE(kpo_null_handlers),
 	KUNIT_CASE_SLOW(kpo_change_path_post_handler),
 	KUNIT_CASE_SLOW(kpo_change_path_sysctl),
+	KUNIT_CASE(kpo_context_breakpoint),
+	KUNIT_CASE(kpo_context_boosted),
+	KUNIT_CASE(kpo_context_optimized),
+	KUNIT_CASE(kpo_context_ftrace),
 	{}
 };
 
