@@ -2,10 +2,12 @@
 /*
  * KUnit cases for return probes (kretprobes): registration, handlers and
  * their per-call data, return addresses and stack traces seen from a
- * handler, two CPUs and many sleeping callers on one probe, unregistration
- * and task exit while calls are in flight, the two kinds of miss (a call
- * from another probe's handler, a call that finds no instance), and bad
- * input.  The probed functions are in kprobes_target.ko.
+ * handler, the context (preemption, interrupts) handlers run in on each
+ * kind of entry site, two CPUs and many sleeping callers on one probe,
+ * unregistration and task exit while calls are in flight, the two kinds
+ * of miss (a call from another probe's handler, a call that finds no
+ * instance), and bad input.  The probed functions are in
+ * kprobes_target.ko.
  *
  * Like kprobes_kunit.ko, the cases run on our kprobes and on upstream's
  * (module parameter "upstream", set by run_tests.sh).  One case is meant
@@ -43,6 +45,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <asm/cpufeature.h>
+#include <asm/text-patching.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -120,6 +123,7 @@ struct kpr_ctx {
 	struct kretprobe *live[KPR_NPROBES + 1];
 	struct kprobe *kps[2];
 	void *heap;		/* a kmalloc()ed probe, freed after that */
+	int sysctl_old;		/* the sysctl before the case set it, or < 0 */
 };
 
 static struct kpr_probe *kpr_new(int i)
@@ -452,9 +456,12 @@ static bool kpr_crowd_end(int secs)
 
 static int kpr_init(struct kunit *test)
 {
-	test->priv = kunit_kzalloc(test, sizeof(struct kpr_ctx), GFP_KERNEL);
-	if (!test->priv)
+	struct kpr_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+
+	if (!ctx)
 		return -ENOMEM;
+	ctx->sysctl_old = -1;
+	test->priv = ctx;
 	kpt_gate_open();
 	return 0;
 }
@@ -482,6 +489,9 @@ static void kpr_exit(struct kunit *test)
 	}
 	kfree(ctx->heap);
 	ctx->heap = NULL;
+	if (ctx->sysctl_old >= 0)
+		kpt_optimization_set(ctx->sysctl_old);
+	ctx->sysctl_old = -1;
 }
 
 /* ---------------------------------------------------------------------
@@ -1813,6 +1823,179 @@ static void kpr_err_register_twice(struct kunit *test)
 	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
 }
 
+/* ---------------------------------------------------------------------
+ * The context return probes' handlers run in
+ */
+
+static struct kpt_ctx_seen kpr_seen_entry, kpr_seen_ret;
+
+static int kpr_entry_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpr_seen_entry);
+	return kpr_entry_count(ri, regs);
+}
+
+static int kpr_ret_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpr_seen_ret);
+	return kpr_ret_note(ri, regs);
+}
+
+/* The kinds of site the entry of a return probe can be. */
+enum kpr_site {
+	KPR_SITE_FTRACE,
+	KPR_SITE_BREAKPOINT,
+	KPR_SITE_OPTIMIZED,
+};
+
+static const char * const kpr_site_name[] = {
+	[KPR_SITE_FTRACE] = "ftrace site",
+	[KPR_SITE_BREAKPOINT] = "breakpoint site",
+	[KPR_SITE_OPTIMIZED] = "optimized site",
+};
+
+/*
+ * What @s says handler @who saw in one call made with interrupts off
+ * (@caller_off) or on: one run, preemption disabled (preempt_count()
+ * above the caller's zero, where the kernel counts it), and interrupts off
+ * if @always_off, else as the caller had them.
+ */
+static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
+			   const char *site, const char *who, bool caller_off,
+			   bool always_off)
+{
+	const char *call = caller_off ? "interrupts off" : "interrupts on";
+	bool want_off = always_off || caller_off;
+
+	KUNIT_ASSERT_EQ_MSG(test, s->runs, 1, "%s, %s, called with %s: runs",
+			    site, who, call);
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		KUNIT_EXPECT_NE_MSG(test, s->preempt_count, 0,
+				    "%s, %s, called with %s: preempt_count() is 0",
+				    site, who, call);
+	KUNIT_EXPECT_FALSE_MSG(test, s->preemptible,
+			       "%s, %s, called with %s: preemptible", site, who,
+			       call);
+	KUNIT_EXPECT_EQ_MSG(test, s->irqs_off, want_off,
+			    "%s, %s, called with %s: handler ran with interrupts %s",
+			    site, who, call, s->irqs_off ? "off" : "on");
+}
+
+/*
+ * Handlers of return probes run with preemption disabled; the
+ * entry_handler like any pre_handler of its site: with interrupts
+ * disabled on a breakpoint site, as the probed code had them on an
+ * ftrace site and on an optimized one; the return handler with interrupts
+ * as they were when the function returned.  The entry of kpt_kret_a is an
+ * ftrace site; that of kpt_opt_asm a breakpoint with the sysctl at 0 and
+ * optimized (the list says so, the text holds the jmp) at 1.  The target
+ * is called once with interrupts on and once with them off
+ * (local_irq_save()).  kpr_exit() puts the sysctl back as it was.
+ */
+static void kpr_context(struct kunit *test, enum kpr_site site)
+{
+	struct kpr_ctx *ctx = test->priv;
+	const char *name = kpr_site_name[site];
+	bool c = site == KPR_SITE_FTRACE;
+	struct kpr_probe *p = kpr_new(0);
+	int old, state, want, off, marks;
+	unsigned long addr, flags;
+	u64 got, expect;
+	u8 op = 0;
+
+	if (!c) {
+		old = kpt_optimization_get();
+		if (old == -ENOENT && site == KPR_SITE_OPTIMIZED)
+			kunit_skip(test,
+				   "no %s: this kernel does not optimize probes (CONFIG_OPTPROBES)",
+				   KPT_OPT_SYSCTL);
+		if (old != -ENOENT) {
+			KUNIT_ASSERT_GE_MSG(test, old, 0, "reading %s",
+					    KPT_OPT_SYSCTL);
+			ctx->sysctl_old = old;
+			KUNIT_ASSERT_EQ_MSG(test,
+					    kpt_optimization_set(site == KPR_SITE_OPTIMIZED),
+					    0, "writing %s", KPT_OPT_SYSCTL);
+		}
+	}
+	p->rp.kp.addr = c ? (kprobe_opcode_t *)kpt_kret_a :
+			    (kprobe_opcode_t *)kpt_opt_asm;
+	p->rp.entry_handler = kpr_entry_ctx;
+	p->rp.handler = kpr_ret_ctx;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	/* The entry probe goes past an endbr64, if there is one. */
+	addr = (unsigned long)p->rp.kp.addr;
+
+	marks = KPT_PS_LISTED | KPT_PS_OPTIMIZED | KPT_PS_FTRACE;
+	switch (site) {
+	case KPR_SITE_FTRACE:
+		want = KPT_PS_LISTED | KPT_PS_FTRACE;
+		break;
+	case KPR_SITE_OPTIMIZED:
+		want = KPT_PS_LISTED | KPT_PS_OPTIMIZED;
+		break;
+	default:
+		if (!kpt_optimizer_wait())
+			msleep(200);
+		want = KPT_PS_LISTED;
+		break;
+	}
+	state = kpt_wait_probe_state(addr, marks, want, 10000);
+	KUNIT_ASSERT_TRUE_MSG(test, state >= 0 && (state & marks) == want,
+			      "%s: %pS: list state %#x, want %#x", name,
+			      (void *)addr, state, want);
+	if (site == KPR_SITE_OPTIMIZED) {
+		unsigned long end = jiffies + 5 * HZ;
+
+		/* The jmp may follow the mark (upstream marks when it queues). */
+		while (!copy_from_kernel_nofault(&op, (void *)addr, 1) &&
+		       op != JMP32_INSN_OPCODE && time_before(jiffies, end))
+			msleep(20);
+		KUNIT_ASSERT_EQ_MSG(test, op, (u8)JMP32_INSN_OPCODE,
+				    "%s: %pS: first byte %02x, no jmp", name,
+				    (void *)addr, op);
+	}
+
+	for (off = 0; off < 2; off++) {
+		memset(&kpr_seen_entry, 0, sizeof(kpr_seen_entry));
+		memset(&kpr_seen_ret, 0, sizeof(kpr_seen_ret));
+		KUNIT_ASSERT_EQ(test, preempt_count(), 0);
+		expect = c ? (u64)(off + KPT_KRET_A_ADD) :
+			     kpt_opt_want(off, 2, 3);
+		if (off) {
+			local_irq_save(flags);
+			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+			local_irq_restore(flags);
+		} else {
+			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, got, expect, "%s: result", name);
+		KUNIT_EXPECT_EQ_MSG(test, (u64)READ_ONCE(p->last_ret), expect,
+				    "%s: regs_return_value() in the handler", name);
+		kpr_expect_ctx(test, &kpr_seen_entry, name, "entry_handler", off,
+			       site == KPR_SITE_BREAKPOINT);
+		kpr_expect_ctx(test, &kpr_seen_ret, name, "handler", off, false);
+	}
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	kpr_unregister(test, &p->rp);
+}
+
+static void kpr_context_ftrace_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_FTRACE);
+}
+
+static void kpr_context_breakpoint_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_BREAKPOINT);
+}
+
+static void kpr_context_optimized_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_OPTIMIZED);
+}
+
 static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_basic),
 	KUNIT_CASE(kpr_register_array),
@@ -1840,6 +2023,9 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_default_maxactive),
 	KUNIT_CASE(kpr_handler_ret_ignored),
 	KUNIT_CASE(kpr_err_register_twice),
+	KUNIT_CASE(kpr_context_ftrace_site),
+	KUNIT_CASE(kpr_context_breakpoint_site),
+	KUNIT_CASE(kpr_context_optimized_site),
 	{}
 };
 

@@ -717,14 +717,16 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 }
 
 /*
- * The entry of kpt_ret_a is an ftrace site.  With a post_handler the
- * probe is carried by the ftrace_ops that claims IPMODIFY; without one by
- * the other ops, which must honour the redirection just the same (as
- * fail_function and BPF's override rely on).
+ * The entry of kpt_ret_a is an ftrace site (the list says [FTRACE]).
+ * With a post_handler the probe is carried by the ftrace_ops that claims
+ * IPMODIFY; without one by the other ops, which must honour the
+ * redirection just the same (as fail_function and BPF's override rely
+ * on).  The post_handler never runs: the pre_handler returned 1.
  */
 static void kpk_change_path_with(struct kunit *test, bool post)
 {
 	struct kpk_probe *p = kpk_new(0);
+	int state;
 
 	KUNIT_ASSERT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
@@ -732,6 +734,10 @@ static void kpk_change_path_with(struct kunit *test, bool post)
 	if (post)
 		p->kp.post_handler = kpk_post_count;
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	state = kpt_probe_state((unsigned long)p->kp.addr);
+	KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && (state & KPT_PS_FTRACE),
+			      "%pS: not an ftrace site (list state %d)",
+			      p->kp.addr, state);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
 	kpk_unregister(test, p);

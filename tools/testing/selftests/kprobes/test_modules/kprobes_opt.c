@@ -64,6 +64,18 @@
  *   and is only held between two calls while the counts of a phase are
  *   read.  Either way the hit counts of a phase are exact.
  *
+ * kpo_change_path_*: a pre_handler on the imul of kpt_opt_asm that sets
+ *   regs->ip to the next instruction and returns 1 skips the imul, and no
+ *   post_handler runs after it, as long as the probe is a breakpoint; the
+ *   seeds' two ways of keeping it one: a post_handler (never [OPTIMIZED],
+ *   the sysctl at 1), or the sysctl at 0.  Optimized (the sysctl set to
+ *   1), the change of ip is ignored, as documented.
+ *
+ * kpo_context_*: the context of the handlers on each path, called with
+ *   interrupts on and off: preemption disabled always; interrupts off on
+ *   a breakpoint (pre and post handlers) and a boosted one, as the probed
+ *   code had them on the optimized and ftrace paths.
+ *
  * Upstream 6.12 (run with upstream=1, see run_tests.sh) passes all of it
  * but for two known deviations, reported there and not failed: it never
  * runs the post_handler of a probe registered where a probe without one
@@ -156,6 +168,11 @@ struct kpo_probe {
 	/* A register the pre_handler sets, and to what. */
 	enum kpo_set set;
 	unsigned long set_val;
+	/*
+	 * If set, where the pre_handler sends execution: it sets regs->ip
+	 * to it and returns 1.
+	 */
+	unsigned long divert;
 };
 
 /* Static, never on a stack: a probe a failed case left behind stays valid. */
@@ -177,6 +194,10 @@ static int kpo_pre(struct kprobe *kp, struct pt_regs *regs)
 	else if (p->set == KPO_SET_AX)
 		regs->ax = p->set_val;
 	atomic_inc(&p->pre);
+	if (p->divert) {
+		instruction_pointer_set(regs, p->divert);
+		return 1;
+	}
 	return 0;
 }
 
@@ -1669,6 +1690,309 @@ static void kpo_null_handlers(struct kunit *test)
 	kpo_expect_text(test);
 }
 
+/* ---------------------------------------------------------------------
+ * kpo_change_path_*
+ */
+
+/* What kpt_opt_asm(a, b, c) returns with its imul (KPO_I_MID) skipped. */
+static u64 kpo_want_no_imul(u64 a, u64 b, u64 c)
+{
+	return (((a + b) ^ c) ^ (a << 3)) - b;
+}
+
+/*
+ * @n calls of kpt_opt_asm over inputs from @first (pseudo-random ones,
+ * past the special inputs, for which the imul may change nothing): each
+ * must return the result with the imul skipped when @skipped, the usual
+ * one otherwise.  @p's pre_handler must run once per call and its
+ * post_handler, if any, never: the pre_handler returns 1.
+ */
+static void kpo_divert_calls(struct kunit *test, struct kpo_probe *p,
+			     unsigned int first, unsigned int n, bool skipped,
+			     const char *step)
+{
+	int pre = kpo_pre_count(p), post = kpo_post_count(p);
+	unsigned int i, bad = 0;
+	u64 a, b, c, got, want;
+
+	for (i = first; i < first + n; i++) {
+		kpo_input(i, &a, &b, &c);
+		want = skipped ? kpo_want_no_imul(a, b, c) : kpt_opt_want(a, b, c);
+		got = kpt_opt_asm(a, b, c);
+		if (got != want && !bad++)
+			KUNIT_FAIL(test,
+				   "%s: kpt_opt_asm(%#llx, %#llx, %#llx) = %#llx, want %#llx (the imul %s)",
+				   step, a, b, c, got, want,
+				   skipped ? "skipped" : "run");
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "%s: %u wrong results in %u calls",
+			    step, bad, n);
+	KUNIT_EXPECT_EQ_MSG(test, kpo_pre_count(p) - pre, (int)n,
+			    "%s: pre_handler runs in %u calls", step, n);
+	KUNIT_EXPECT_EQ_MSG(test, kpo_post_count(p) - post, 0,
+			    "%s: post_handler runs after a pre_handler that returned 1",
+			    step);
+}
+
+/* The first byte at @addr is @op now (int3 or jmp). */
+static void kpo_expect_byte(struct kunit *test, unsigned long addr, u8 op,
+			    const char *step)
+{
+	u8 now[JMP32_INSN_SIZE];
+
+	KUNIT_EXPECT_TRUE_MSG(test, kpo_wait_byte(addr, op, now),
+			      "%s: %pS: %*ph, want %02x first", step,
+			      (void *)addr, JMP32_INSN_SIZE, now, op);
+}
+
+/* Where the probe at KPO_I_MID sends execution: the next instruction. */
+static struct kpo_probe *kpo_new_divert(struct kunit *test, bool post)
+{
+	struct kpo_probe *p = kpo_new(0, post);
+
+	p->divert = kpo_insn(test, KPO_I_MID + 1);
+	return p;
+}
+
+/*
+ * A pre_handler that changes regs->ip and returns 1, mid-function on a
+ * breakpoint: it sends kpt_opt_asm past its imul.  The seeds say that an
+ * optimized probe ignores such a change, and that a probe that needs it
+ * keeps itself from being optimized with a post_handler, even an empty
+ * one, or with the sysctl at 0.
+ *
+ * With a post_handler, the sysctl at 1: the probe never shows
+ * [OPTIMIZED] and its byte stays an int3, before the optimizer's time and
+ * after it every call skips the imul, and the post_handler never runs.
+ */
+static void kpo_change_path_post_handler(struct kunit *test)
+{
+	unsigned long mid;
+	struct kpo_probe *p;
+	char got[64];
+	int state;
+
+	kpo_need_sysctl(test, 1);
+	kpo_layout(test);
+	mid = kpo_insn(test, KPO_I_MID);
+	p = kpo_new_divert(test, true);
+	kpo_register(test, p, mid);
+	kpo_divert_calls(test, p, 16, KPO_NCALLS, true,
+			 "with a post_handler, just registered");
+
+	/* Give the optimizer the time it would take to optimize it. */
+	state = kpt_wait_probe_state(mid, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
+				     KPO_MAYBE_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && (state & KPO_ANY) == KPT_PS_LISTED,
+			      "with a post_handler: %pS: list says %s",
+			      (void *)mid, kpo_marks(state, got, sizeof(got)));
+	kpo_expect_byte(test, mid, INT3_INSN_OPCODE, "with a post_handler");
+	kpo_divert_calls(test, p, 16 + KPO_NCALLS, KPO_NCALLS, true,
+			 "with a post_handler, after the optimizer's time");
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	kpo_expect_text(test);
+}
+
+/*
+ * The same pre_handler without a post_handler.  With the sysctl at 0 the
+ * probe stays a breakpoint (boosted) and every call skips the imul.  At 1
+ * it is optimized (the list says so, its byte is a jmp) and the change of
+ * ip is ignored, as documented: the imul runs, while the pre_handler
+ * still runs on every call.  Back at 0 it is a breakpoint again and the
+ * imul is skipped again.  kpo_exit() puts the sysctl back as it was.
+ */
+static void kpo_change_path_sysctl(struct kunit *test)
+{
+	unsigned int next = 16;
+	unsigned long mid;
+	struct kpo_probe *p;
+
+	kpo_need_sysctl(test, 0);
+	kpo_layout(test);
+	mid = kpo_insn(test, KPO_I_MID);
+	p = kpo_new_divert(test, false);
+	kpo_register(test, p, mid);
+	if (!kpt_optimizer_wait())
+		msleep(KPO_MAYBE_MS);
+	kpo_expect_plain(test, mid, "sysctl 0");
+	kpo_expect_byte(test, mid, INT3_INSN_OPCODE, "sysctl 0");
+	kpo_divert_calls(test, p, next, KPO_NCALLS, true, "sysctl 0");
+	next += KPO_NCALLS;
+
+	kpo_sysctl(test, 1);
+	kpo_expect_optimized(test, mid, "sysctl 1");
+	kpo_expect_byte(test, mid, JMP32_INSN_OPCODE, "sysctl 1");
+	kpo_divert_calls(test, p, next, KPO_NCALLS, false,
+			 "sysctl 1, optimized: the change of ip is ignored");
+	next += KPO_NCALLS;
+
+	kpo_sysctl(test, 0);
+	kpo_expect_plain(test, mid, "sysctl 0 again");
+	kpo_expect_byte(test, mid, INT3_INSN_OPCODE, "sysctl 0 again");
+	kpo_divert_calls(test, p, next, KPO_NCALLS, true, "sysctl 0 again");
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	kpo_expect_text(test);
+}
+
+/* ---------------------------------------------------------------------
+ * kpo_context_*
+ */
+
+static struct kpt_ctx_seen kpo_seen_pre, kpo_seen_post;
+
+static int kpo_pre_ctx(struct kprobe *kp, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpo_seen_pre);
+	return kpo_pre(kp, regs);
+}
+
+static void kpo_post_ctx(struct kprobe *kp, struct pt_regs *regs,
+			 unsigned long flags)
+{
+	kpt_ctx_note(&kpo_seen_post);
+	kpo_post(kp, regs, flags);
+}
+
+/*
+ * What @s says a handler (@who, on path @path) saw in one call made with
+ * interrupts off (@caller_off) or on: one run, preemption disabled
+ * (preempt_count() above the caller's zero, where the kernel counts it),
+ * and interrupts off if @always_off, else as the caller had them.
+ */
+static void kpo_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
+			   const char *path, const char *who, bool caller_off,
+			   bool always_off)
+{
+	const char *call = caller_off ? "interrupts off" : "interrupts on";
+	bool want_off = always_off || caller_off;
+
+	KUNIT_ASSERT_EQ_MSG(test, s->runs, 1, "%s, %s, called with %s: runs",
+			    path, who, call);
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		KUNIT_EXPECT_NE_MSG(test, s->preempt_count, 0,
+				    "%s, %s, called with %s: preempt_count() is 0",
+				    path, who, call);
+	KUNIT_EXPECT_FALSE_MSG(test, s->preemptible,
+			       "%s, %s, called with %s: preemptible", path, who,
+			       call);
+	KUNIT_EXPECT_EQ_MSG(test, s->irqs_off, want_off,
+			    "%s, %s, called with %s: handler ran with interrupts %s",
+			    path, who, call, s->irqs_off ? "off" : "on");
+}
+
+/*
+ * The context handlers run in, on each path, as our kprobes.rst and the
+ * seeds say: preemption disabled always; interrupts disabled for a
+ * breakpoint (pre and post handlers, boosted or stepped), as the probed
+ * code had them for an optimized probe and on an ftrace site (pre and
+ * post handlers).  The probed function is called once with interrupts on
+ * and once with them off (local_irq_save()).  The probe is on the imul of
+ * kpt_opt_asm (the entry of kpt_opt_c for ftrace) and is checked to be on
+ * the path named: the list's marks, and for optimized the jmp in the
+ * text, so that the handler runs from the detour, not from a breakpoint
+ * hit on the way to it.
+ */
+static void kpo_context(struct kunit *test, enum kpo_path path)
+{
+	const char *name = kpo_path_name[path];
+	bool c = path == KPO_FTRACE;
+	bool post = path == KPO_BREAKPOINT || c;
+	bool always_off = path == KPO_BREAKPOINT || path == KPO_BOOSTED;
+	u64 (*call)(u64 a, u64 b, u64 c) = c ? kpt_opt_c : kpt_opt_asm;
+	struct kpo_probe *p;
+	unsigned long addr, flags;
+	int state, want, off;
+	char got_marks[64];
+	u64 a, b, cc, got;
+
+	switch (path) {
+	case KPO_OPTIMIZED:
+		kpo_need_sysctl(test, 1);
+		break;
+	case KPO_BOOSTED:
+		if (kpt_optimization_get() != -ENOENT)
+			kpo_need_sysctl(test, 0);
+		break;
+	default:
+		break;
+	}
+	kpo_layout(test);
+	p = kpo_new(0, post);
+	p->kp.pre_handler = kpo_pre_ctx;
+	if (post)
+		p->kp.post_handler = kpo_post_ctx;
+	kpo_register(test, p, c ? (unsigned long)kpt_opt_c :
+			      kpo_insn(test, KPO_I_MID));
+	addr = (unsigned long)p->kp.addr;
+	switch (path) {
+	case KPO_OPTIMIZED:
+		want = KPT_PS_LISTED | KPT_PS_OPTIMIZED;
+		break;
+	case KPO_FTRACE:
+		want = KPT_PS_LISTED | KPT_PS_FTRACE;
+		break;
+	default:
+		if (!kpt_optimizer_wait())
+			msleep(200);
+		want = KPT_PS_LISTED;
+		break;
+	}
+	kpo_expect_state(test, addr, KPO_ANY, want, name);
+	if (path == KPO_OPTIMIZED)
+		kpo_expect_byte(test, addr, JMP32_INSN_OPCODE, name);
+
+	for (off = 0; off < 2; off++) {
+		memset(&kpo_seen_pre, 0, sizeof(kpo_seen_pre));
+		memset(&kpo_seen_post, 0, sizeof(kpo_seen_post));
+		kpo_input(off, &a, &b, &cc);
+		KUNIT_ASSERT_EQ(test, preempt_count(), 0);
+		if (off) {
+			local_irq_save(flags);
+			got = call(a, b, cc);
+			local_irq_restore(flags);
+		} else {
+			got = call(a, b, cc);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, got, kpt_opt_want(a, b, cc),
+				    "%s: result", name);
+		kpo_expect_ctx(test, &kpo_seen_pre, name, "pre_handler", off,
+			       always_off);
+		if (post)
+			kpo_expect_ctx(test, &kpo_seen_post, name, "post_handler",
+				       off, always_off);
+	}
+	state = kpt_probe_state(addr);
+	KUNIT_EXPECT_TRUE_MSG(test, state >= 0 && (state & KPO_ANY) == want,
+			      "%s: after the calls the list says %s", name,
+			      kpo_marks(state, got_marks, sizeof(got_marks)));
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	kpo_unregister(test, p);
+	if (!c)
+		kpo_expect_text(test);
+}
+
+static void kpo_context_breakpoint(struct kunit *test)
+{
+	kpo_context(test, KPO_BREAKPOINT);
+}
+
+static void kpo_context_boosted(struct kunit *test)
+{
+	kpo_context(test, KPO_BOOSTED);
+}
+
+static void kpo_context_optimized(struct kunit *test)
+{
+	kpo_context(test, KPO_OPTIMIZED);
+}
+
+static void kpo_context_ftrace(struct kunit *test)
+{
+	kpo_context(test, KPO_FTRACE);
+}
+
 static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE_SLOW(kpo_states),
 	KUNIT_CASE(kpo_regs_breakpoint),
@@ -1682,6 +2006,12 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE(kpo_text_shows),
 	KUNIT_CASE_SLOW(kpo_refusals),
 	KUNIT_CASE(kpo_null_handlers),
+	KUNIT_CASE_SLOW(kpo_change_path_post_handler),
+	KUNIT_CASE_SLOW(kpo_change_path_sysctl),
+	KUNIT_CASE(kpo_context_breakpoint),
+	KUNIT_CASE(kpo_context_boosted),
+	KUNIT_CASE(kpo_context_optimized),
+	KUNIT_CASE(kpo_context_ftrace),
 	{}
 };
 

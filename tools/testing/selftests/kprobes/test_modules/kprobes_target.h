@@ -38,6 +38,9 @@
 
 #ifndef __ASSEMBLY__
 
+#include <linux/irqflags.h>
+#include <linux/preempt.h>
+
 /*
  * KPT_NMANY distinct functions without an ftrace call, kpt_many[n](x)
  * returning x ^ n: for cases that need many probe sites.
@@ -327,6 +330,26 @@ bool kpt_optimizer_wait(void);
 int kpt_optimization_get(void);
 int kpt_optimization_set(int on);
 bool kpt_within_target(unsigned long addr);
+
+/*
+ * The context a handler runs in, as the handler itself sees it:
+ * kpt_ctx_note() records it in a struct kpt_ctx_seen and counts the run.
+ * Inline, so that a handler calls nothing that could carry a probe.
+ */
+struct kpt_ctx_seen {
+	int runs;
+	int preempt_count;
+	bool preemptible;
+	bool irqs_off;
+};
+
+static __always_inline void kpt_ctx_note(struct kpt_ctx_seen *s)
+{
+	s->preempt_count = preempt_count();
+	s->preemptible = preemptible();
+	s->irqs_off = irqs_disabled();
+	s->runs++;
+}
 
 #endif /* __ASSEMBLY__ */
 #endif /* _KPROBES_SELFTEST_TARGET_H */
