@@ -7,8 +7,10 @@
  *
  * Read-only parameters report each probe's hit count and address; the
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
- * enable_kprobe() on it.  The probes are unregistered on unload, whatever
- * became of the text they were placed on.
+ * enable_kprobe() on it.  Writing a symbol to "late" registers a third
+ * probe there, once, while the module is loaded ("hits3" counts its hits).
+ * The probes are unregistered on unload, whatever became of the text they
+ * were placed on.
  *
  * Writing 1 to "ftrace_kill" calls ftrace_kill(), what ftrace does to
  * itself when it finds its text in a state it cannot handle: ftrace is
@@ -28,7 +30,10 @@ struct kph_probe {
 	bool registered;
 };
 
-static struct kph_probe kph_probes[2];
+static struct kph_probe kph_probes[3];
+
+/* The symbol written to "late": the third probe's symbol_name. */
+static char kph_late_sym[KSYM_NAME_LEN];
 
 static char *sym;
 module_param(sym, charp, 0444);
@@ -96,6 +101,8 @@ module_param_cb(hits, &kph_hits_ops, (void *)0, 0444);
 MODULE_PARM_DESC(hits, "pre_handler runs of the first probe");
 module_param_cb(hits2, &kph_hits_ops, (void *)1, 0444);
 MODULE_PARM_DESC(hits2, "pre_handler runs of the second probe");
+module_param_cb(hits3, &kph_hits_ops, (void *)2, 0444);
+MODULE_PARM_DESC(hits3, "pre_handler runs of the probe written to \"late\"");
 module_param_cb(addr, &kph_addr_ops, (void *)0, 0444);
 MODULE_PARM_DESC(addr, "address of the first probe");
 module_param_cb(addr2, &kph_addr_ops, (void *)1, 0444);
@@ -163,6 +170,35 @@ static int kph_add(struct kph_probe *p, const char *name, unsigned int off)
 	p->registered = true;
 	return 0;
 }
+
+/*
+ * A probe registered after the module loaded, at the symbol written (its
+ * name stays in kph_late_sym for as long as the probe is registered).
+ * Parameter writes are serialized by the module's parameter lock.
+ */
+static int kph_late_set(const char *val, const struct kernel_param *kp)
+{
+	struct kph_probe *p = &kph_probes[2];
+	char *name;
+
+	if (p->registered)
+		return -EBUSY;
+	if (strscpy(kph_late_sym, val, sizeof(kph_late_sym)) < 0)
+		return -E2BIG;
+	name = strim(kph_late_sym);
+	if (!*name)
+		return -EINVAL;
+	/* Whatever a failed attempt left in the struct. */
+	memset(&p->kp, 0, sizeof(p->kp));
+	return kph_add(p, name, 0);
+}
+
+static const struct kernel_param_ops kph_late_ops = {
+	.set = kph_late_set,
+};
+
+module_param_cb(late, &kph_late_ops, NULL, 0200);
+MODULE_PARM_DESC(late, "write SYM: register a third probe there now");
 
 static int __init kph_init(void)
 {
