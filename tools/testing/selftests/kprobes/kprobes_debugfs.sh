@@ -98,10 +98,11 @@ t_enabled_file()
 # The hits, in order, of: the holder's breakpoint probe (on the ret of
 # kpt_asm_add, kpt_asm_add_next: never optimized), its disabled probe
 # (kpt_shell_b), the optimized event kpk_enopt, the return probe event
-# kpk_enret, the event kpk_enlate.
+# kpk_enret, the event kpk_enlate, the holder's late probe (on the entry
+# of kpt_opt_c, an ftrace site: never optimized either).
 en_hits()
 {
-	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt) $(ev_hits kpk_enret) $(ev_hits kpk_enlate)"
+	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt) $(ev_hits kpk_enret) $(ev_hits kpk_enlate) $(hld hits3)"
 }
 
 # Checks that $1 calls of each target took the hits from "$2" to "$3",
@@ -113,7 +114,7 @@ en_expect()
 		a=$(echo "$2" | cut -d' ' -f$i)
 		b=$(echo "$3" | cut -d' ' -f$i)
 		[ "$((${b:-0} - ${a:-0}))" = "$(($1 * want))" ] ||
-			fail "$5: hits '$2' -> '$3', want +$1 times '$4' (breakpoint, disabled, optimized, return, late)" ||
+			fail "$5: hits '$2' -> '$3', want +$1 times '$4' (breakpoint, disabled, optimized, return, late event, late probe)" ||
 			return
 		i=$((i + 1))
 	done
@@ -121,9 +122,11 @@ en_expect()
 
 # debugfs kprobes/enabled with a breakpoint probe, a disabled one, an
 # optimized one and a return probe: 0 disarms all of them (no hit, nothing
-# left [OPTIMIZED]), a probe registered meanwhile stays unarmed, 1 arms
-# them all again, the optimized one optimized again, and the disabled one
-# stays [DISABLED] and silent throughout.
+# left [OPTIMIZED]), probes that arrive meanwhile stay unarmed (an event
+# added and enabled, which registers its probe disabled and then enables
+# it, and a probe registered enabled, the holder's late one), 1 arms them
+# all again, the optimized one optimized again, and the disabled one stays
+# [DISABLED] and silent throughout.
 t_enabled_switch()
 {
 	f=$KPDIR/enabled
@@ -151,7 +154,7 @@ t_enabled_switch()
 	h0=$(en_hits)
 	trigger 2
 	h1=$(en_hits)
-	en_expect 2 "$h0" "$h1" "1 0 1 1 0" "all armed" || return
+	en_expect 2 "$h0" "$h1" "1 0 1 1 0 0" "all armed" || return
 
 	echo 0 > "$f"
 	rc=0
@@ -162,6 +165,10 @@ t_enabled_switch()
 			{ fail "cannot add kpk_enlate while disarmed"; rc=1; }
 	fi
 	if [ $rc = 0 ]; then
+		echo kprobes_target:kpt_opt_c > "$HLD/late" ||
+			{ fail "cannot register the holder's late probe while disarmed"; rc=1; }
+	fi
+	if [ $rc = 0 ]; then
 		grep -q OPTIMIZED "$KPDIR/list" &&
 			{ fail "[OPTIMIZED] while disarmed: $(grep OPTIMIZED "$KPDIR/list")"; rc=1; }
 	fi
@@ -169,7 +176,7 @@ t_enabled_switch()
 		h1=$(en_hits)
 		trigger 3
 		h2=$(en_hits)
-		en_expect 3 "$h1" "$h2" "0 0 0 0 0" "all disarmed" || rc=1
+		en_expect 3 "$h1" "$h2" "0 0 0 0 0 0" "all disarmed" || rc=1
 	fi
 	echo 1 > "$f"
 	[ $rc = 0 ] || return $rc
@@ -181,7 +188,7 @@ t_enabled_switch()
 	h2=$(en_hits)
 	trigger 2
 	h3=$(en_hits)
-	en_expect 2 "$h2" "$h3" "1 0 1 1 1" "armed again" || return
+	en_expect 2 "$h2" "$h3" "1 0 1 1 1 1" "armed again" || return
 	for e in kpk_enopt kpk_enret kpk_enlate; do
 		echo 0 > "$E/$e/enable"
 		echo "-:$e" >> "$TRACEFS/kprobe_events"

@@ -7,8 +7,10 @@
  *
  * Read-only parameters report each probe's hit count and address; the
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
- * enable_kprobe() on it.  The probes are unregistered on unload, whatever
- * became of the text they were placed on.
+ * enable_kprobe() on it.  Writing a symbol to "late" registers a third
+ * probe there, once, while the module is loaded ("hits3" counts its hits).
+ * The probes are unregistered on unload, whatever became of the text they
+ * were placed on.
  *
  * With kret=1 the first probe is a return probe (maxactive 1; the entry
  * handler counts the hits): "returns" counts its return handler's runs,
@@ -36,7 +38,10 @@ struct kph_probe {
 	bool ret;
 };
 
-static struct kph_probe kph_probes[2];
+static struct kph_probe kph_probes[3];
+
+/* The symbol written to "late": the third probe's symbol_name. */
+static char kph_late_sym[KSYM_NAME_LEN];
 
 static char *sym;
 module_param(sym, charp, 0444);
@@ -142,6 +147,8 @@ module_param_cb(retval, &kph_retval_ops, (void *)0, 0444);
 MODULE_PARM_DESC(retval, "last return value its return handler saw (kret=1)");
 module_param_cb(nmissed, &kph_nmissed_ops, (void *)0, 0444);
 MODULE_PARM_DESC(nmissed, "nmissed of the first probe's kretprobe (kret=1)");
+module_param_cb(hits3, &kph_hits_ops, (void *)2, 0444);
+MODULE_PARM_DESC(hits3, "pre_handler runs of the probe written to \"late\"");
 module_param_cb(addr, &kph_addr_ops, (void *)0, 0444);
 MODULE_PARM_DESC(addr, "address of the first probe");
 module_param_cb(addr2, &kph_addr_ops, (void *)1, 0444);
@@ -258,6 +265,35 @@ static void kph_del(struct kph_probe *p)
 		unregister_kprobe(&p->rp.kp);
 	p->registered = false;
 }
+
+/*
+ * A probe registered after the module loaded, at the symbol written (its
+ * name stays in kph_late_sym for as long as the probe is registered).
+ * Parameter writes are serialized by the module's parameter lock.
+ */
+static int kph_late_set(const char *val, const struct kernel_param *kp)
+{
+	struct kph_probe *p = &kph_probes[2];
+	char *name;
+
+	if (p->registered)
+		return -EBUSY;
+	if (strscpy(kph_late_sym, val, sizeof(kph_late_sym)) < 0)
+		return -E2BIG;
+	name = strim(kph_late_sym);
+	if (!*name)
+		return -EINVAL;
+	/* Whatever a failed attempt left in the struct. */
+	memset(&p->rp, 0, sizeof(p->rp));
+	return kph_add(p, name, 0, false);
+}
+
+static const struct kernel_param_ops kph_late_ops = {
+	.set = kph_late_set,
+};
+
+module_param_cb(late, &kph_late_ops, NULL, 0200);
+MODULE_PARM_DESC(late, "write SYM: register a third probe there now");
 
 static int __init kph_init(void)
 {
