@@ -6,7 +6,7 @@ H := harness
 .NOTPARALLEL:
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
-	test-judge
+	test-judge test-all-functions
 
 all: build
 
@@ -17,6 +17,8 @@ help:
 	@echo 'make build          prepare and build our tree, both configurations (build/ours)'
 	@echo 'make baseline       build the untouched upstream tree (build/baseline)'
 	@echo 'make test-baseline  run the tests on the upstream kernel'
+	@echo 'make test-all-functions  probe_all_functions on every probeable'
+	@echo '                    function, not one sixteenth (about an hour a configuration)'
 	@echo 'make bench          both trees, production-like config, exact hit costs'
 	@echo '                    and registration times side by side (build/bench/)'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
@@ -50,6 +52,13 @@ run: deps
 
 test: build
 	@$(H)/boot.sh ours test
+
+# probe_all_functions with every function (PROBE_ALL=all, or K/N for one
+# slice), alone in a single-threaded TCG boot with time for it.
+test-all-functions: build
+	@PROBE_ALL=$${PROBE_ALL:-all} TCG=single FTRACETEST=none \
+		KTEST_ONLY=cpus,probe_all_functions,probe_random_offsets,no_splat \
+		KTEST_TIMEOUT=$${KTEST_TIMEOUT:-7200} $(H)/boot.sh ours test
 
 shell: deps
 	$(call kbuild,ours,base)

@@ -11,9 +11,9 @@
 #       cases under single-threaded TCG); test-preempt-<tree>.* and
 #       test-smp-preempt-<tree>.* for the same two on the preempt
 #       configuration.
-# Environment: FTRACETEST, SYMBOL (passed to the guest), TCG=single,
-# KTEST_ONLY=case,case (one-off runs), KTEST_SMP=0 (no second pass),
-# KTEST_TIMEOUT (seconds per boot), KTEST_VARIANTS (the configurations
+# Environment: FTRACETEST, PROBE_ALL, SYMBOL (passed to the guest),
+# TCG=single, KTEST_ONLY=case,case (one-off runs), KTEST_SMP=0 (no second
+# pass), KTEST_TIMEOUT (seconds per boot), KTEST_VARIANTS (the configurations
 # test mode boots, default "base preempt"; the others boot base).
 . "$(dirname "$0")/common.sh" "${1:-}"
 MODE=${2:-test}
@@ -28,7 +28,7 @@ variant_set base
 
 # The cases that patch text while the other vCPU runs it, run again in a
 # second test pass under single-threaded TCG (see below).
-SMP_CASES=cpus,stress_suite,boundary_suite,opt_suite,livepatch_kprobe,no_splat
+SMP_CASES=cpus,stress_suite,boundary_suite,opt_suite,livepatch_kprobe,probe_all_functions,probe_random_offsets,no_splat
 CPUS=2
 
 # qemu_cmd TCGMODE ONLY: fill qemu[] for one boot.  TCGMODE "single" puts
@@ -51,6 +51,7 @@ qemu_cmd()
 	append+=" ktest.config=$VARIANT ktest.cpus=$CPUS${VCMDLINE:+ $VCMDLINE}"
 	[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
 	[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
+	[ -n "${PROBE_ALL:-}" ] && append+=" ktest.probe_all=$PROBE_ALL"
 	[ -n "$2" ] && append+=" ktest.only=$2"
 	if [ "$1" = single ]; then
 		accel=tcg,thread=single

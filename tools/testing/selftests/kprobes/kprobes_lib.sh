@@ -206,8 +206,12 @@ ktest_reset()
 		unload $m || fail "cannot unload $m" || return
 	done
 	if [ -e "$TRACEFS/kprobe_events" ]; then
-		[ -e "$TRACEFS/events/kprobes/enable" ] &&
-			echo 0 > "$TRACEFS/events/kprobes/enable"
+		# Every group of events off ("p:GROUP/EVENT ..." lines).
+		for g in $(sed 's|^[^:]*:\([^/]*\)/.*|\1|' \
+			"$TRACEFS/kprobe_events" | sort -u); do
+			[ -e "$TRACEFS/events/$g/enable" ] &&
+				echo 0 > "$TRACEFS/events/$g/enable"
+		done
 		echo > "$TRACEFS/kprobe_events" ||
 			fail "cannot remove the kprobe events: $(cat "$TRACEFS/kprobe_events")" ||
 			return

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# kprobes selftests, probes changing while other CPUs run the probed code (the KUnit suite
-# of kprobes_stress.ko) and a probe on every instruction boundary of a
-# function (kprobes_boundary.ko).
+# kprobes selftests, stress: probes changing while other CPUs run the
+# probed code (the KUnit suite of kprobes_stress.ko), a probe on every
+# instruction boundary of a function (kprobes_boundary.ko), probes on
+# every probeable function through kprobe_events, and probes at random
+# offsets inside functions.
 # Prints KTAP; arguments name the cases to run (default: all).
 
 cd "$(dirname "$0")" || exit 1
@@ -30,5 +32,540 @@ t_boundary_suite()
 		fail "suite kprobes_boundaries failed"
 }
 
-AREA_CASES="stress_suite boundary_suite"
+# ------------------------------------------ probes on every probeable function
+
+# Where they keep their lists (a directory of their own).
+PA_TMP=/tmp/kpall
+# Functions per batch of t_probe_all_functions (each gets two probes).
+PA_BATCH=300
+# Functions the workload certainly calls: both their probes must fire.
+PA_HOT="kernel_clone do_sys_openat2 vfs_read vfs_write bprm_execve load_module"
+# How many FUNC+N probes t_probe_random_offsets tries, and the seed of its
+# pseudo-random sequence.
+PR_COUNT=300
+PR_SEED=1103
+
+# Centiseconds since boot, in $pa_t.
+pa_now()
+{
+	read -r pa_t _ < /proc/uptime
+	pa_t=${pa_t%.*}${pa_t#*.}
+}
+
+# The errno of a failed write, from the shell's message in file $1.
+pa_errno()
+{
+	case $(cat "$1") in
+	*"Invalid argument"*) echo EINVAL ;;
+	*multibyte*|*"byte sequence"*) echo EILSEQ ;;
+	*"No such file"*) echo ENOENT ;;
+	*"resource busy"*) echo EBUSY ;;
+	*"File exists"*) echo EEXIST ;;
+	*"not supported"*) echo EOPNOTSUPP ;;
+	*) tr -d '\n' < "$1" ;;
+	esac
+}
+
+# The reason of the last error in tracing/error_log.
+pa_reason()
+{
+	tail -n 3 "$TRACEFS/error_log" | sed -n 's/.*error: *//p' | head -n 1
+}
+
+# The workload the probes are to see: forks and execs, file I/O, a module
+# loaded and unloaded, a call into kprobes_target.  Fails when one of them
+# does.
+pa_workload()
+{
+	for i in 1 2; do
+		/bin/sh -c 'cat /proc/version' > /dev/null || return 1
+	done
+	echo "$1" > "$PA_TMP/io" && read -r x < "$PA_TMP/io" || return 1
+	rm -f "$PA_TMP/io"
+	modprobe trace-printk || return 1
+	modprobe -r trace-printk || return 1
+	trigger 1
+}
+
+# Disable and remove every event of group $1; quiet when there is none.
+pa_cleanup()
+{
+	[ -e "$TRACEFS/events/$1/enable" ] &&
+		echo 0 > "$TRACEFS/events/$1/enable"
+	echo "-:$1/" >> "$TRACEFS/kprobe_events" 2> /dev/null
+	return 0
+}
+
+# What removing all of a case's probes must restore: kprobe_events, the
+# debugfs kprobes list and ftrace's enabled_functions.
+pa_state()
+{
+	cat "$TRACEFS/kprobe_events" "$KPDIR/list" "$TRACEFS/enabled_functions"
+}
+
+# The kprobe_profile lines of the events named $1*, summed up: "EVENTS
+# HIT HITS MISSED" (how many, how many were hit, hits, misses).
+pa_hits()
+{
+	awk -v p="$1" 'index($1, p) == 1 {
+			n++; if ($2 > 0) h++; t += $2; m += $3 }
+		END { print n + 0, h + 0, t + 0, m + 0 }' "$TRACEFS/kprobe_profile"
+}
+
+# The probeable functions, in $PA_TMP/targets, one a line:
+#	ENTRY OFFSET ALT NAME
+# what kprobe_events is to probe for the function's entry, for the
+# instruction past its ftrace call (OFFSET, or ALT where that is refused
+# with EILSEQ: past an endbr64 too; "-" for none), and its name for
+# diagnostics.  The functions are the ftrace call sites of
+# available_filter_functions_addrs ("ADDR NAME [MOD]") that lie in no
+# range of debugfs kprobes/blacklist ("0xSTART-0xEND NAME", END
+# exclusive).  A name that /proc/kallsyms holds once (for a module's
+# function: once in that module) is given as [MOD:]NAME, NAME+5, NAME+9;
+# kprobe_events refuses other names as ambiguous, so those functions
+# (static ones of the same name in several files) are given by the call
+# site's address, and that plus 5 (which is past endbr64 already).
+# $pa_nsites and $pa_nblack: the call sites, and how many of them the
+# blacklist covers.
+pa_targets()
+{
+	rm -rf "$PA_TMP"
+	mkdir -p "$PA_TMP" || return 1
+	# One sweep in address order: blacklist range starts (1) and ends
+	# (0), call sites (2); an end sorts before a site at its address,
+	# a start before one at its own.
+	{
+		awk '{ split($1, r, "-"); s = substr(r[1], 3); e = substr(r[2], 3)
+			while (length(s) < 16) s = "0" s
+			while (length(e) < 16) e = "0" e
+			print tolower(s) " 1"; print tolower(e) " 0" }' \
+			"$KPDIR/blacklist"
+		awk '{ print $1 " 2 " $2 " " $3 }' \
+			"$TRACEFS/available_filter_functions_addrs"
+	} | sort > "$PA_TMP/sweep" || return 1
+	awk -v out="$PA_TMP/counts" '
+	function hexadd(h, n,   i, d, s) {
+		s = ""
+		for (i = length(h); i > 0; i--) {
+			d = index(HEX, substr(h, i, 1)) - 1 + n
+			n = int(d / 16)
+			s = substr(HEX, d % 16 + 1, 1) s
+		}
+		return s
+	}
+	function unbracket(m) {
+		sub(/^\[/, "", m)
+		sub(/\]$/, "", m)
+		return m
+	}
+	BEGIN { HEX = "0123456789abcdef" }
+	NR == FNR {
+		all[$3]++
+		if ($4 != "")
+			inmod[unbracket($4) ":" $3]++
+		next
+	}
+	$2 == 1 { depth++; next }
+	$2 == 0 { depth--; next }
+	{
+		sites++
+		if (depth > 0) {
+			black++
+			next
+		}
+		m = unbracket($4)
+		key = m != "" ? m ":" $3 : $3
+		if (m != "" ? inmod[key] == 1 : all[$3] == 1)
+			print key, key "+5", key "+9", key
+		else
+			print "0x" $1, "0x" hexadd($1, 5), "-", key "@" $1
+	}
+	END { print sites + 0, black + 0 > out }
+	' /proc/kallsyms "$PA_TMP/sweep" > "$PA_TMP/targets" || return 1
+	read -r pa_nsites pa_nblack < "$PA_TMP/counts"
+	[ "$pa_nsites" -gt 0 ] && [ -s "$PA_TMP/targets" ] ||
+		fail "no probeable function: $pa_nsites ftrace call sites, $pa_nblack blacklisted"
+}
+
+# Define the probes of batch file $1 in group kpall: kpa_eN on the entry
+# of its Nth function, kpa_oN past its ftrace call.  Each refusal is a
+# line "entry|offset ERRNO NAME REASON" in $PA_TMP/refused.
+# $PA_TMP/map: "EVENT NAME" of every event defined, $pa_ndef their count.
+pa_define()
+{
+	: > "$PA_TMP/map"
+	pa_ndef=0
+	n=0
+	while read -r ent off alt name; do
+		n=$((n + 1))
+		if echo "p:kpall/kpa_e$n $ent" >> "$TRACEFS/kprobe_events" \
+			2> "$PA_TMP/err"; then
+			echo "kpa_e$n $name" >> "$PA_TMP/map"
+			pa_ndef=$((pa_ndef + 1))
+		else
+			echo "entry $(pa_errno "$PA_TMP/err") $name $(pa_reason)" \
+				>> "$PA_TMP/refused"
+		fi
+		if echo "p:kpall/kpa_o$n $off" >> "$TRACEFS/kprobe_events" \
+			2> "$PA_TMP/err" ||
+		   { [ "$alt" != - ] &&
+		     [ "$(pa_errno "$PA_TMP/err")" = EILSEQ ] &&
+		     echo "p:kpall/kpa_o$n $alt" >> "$TRACEFS/kprobe_events" \
+			2> "$PA_TMP/err"; }; then
+			echo "kpa_o$n $name" >> "$PA_TMP/map"
+			pa_ndef=$((pa_ndef + 1))
+		else
+			echo "offset $(pa_errno "$PA_TMP/err") $name $(pa_reason)" \
+				>> "$PA_TMP/refused"
+		fi
+	done < "$1"
+}
+
+# Which functions t_probe_all_functions probes (ktest.probe_all=): "all",
+# or K/N for those whose name hashes to K modulo N.  Default: a
+# sixteenth, K/16 with K taken from the MD5 sum of /proc/version, so that
+# each kernel build gets its own slice and a rerun of the same build the
+# same one.  Every function at once takes about 16 times the default slice
+# (half an hour on the base configuration under TCG).
+# Sets $pa_k and $pa_n.
+pa_slice()
+{
+	pa_k=
+	for arg in $(cat /proc/cmdline); do
+		case $arg in
+		ktest.probe_all=all) pa_k=0 pa_n=1 ;;
+		ktest.probe_all=*/*)
+			pa_k=${arg#*=}
+			pa_n=${pa_k#*/}
+			pa_k=${pa_k%/*}
+			;;
+		esac
+	done
+	if [ -z "$pa_k" ]; then
+		pa_n=16
+		pa_k=$((0x$(md5sum < /proc/version | cut -c 1-6) % pa_n))
+	fi
+	[ "$pa_n" -gt 0 ] 2> /dev/null && [ "$pa_k" -ge 0 ] 2> /dev/null &&
+		[ "$pa_k" -lt "$pa_n" ] ||
+		fail "bad ktest.probe_all=$pa_k/$pa_n"
+}
+
+# Probes on every probeable function at once (or on the slice pa_slice
+# says, and the functions of $PA_HOT), $PA_BATCH functions at a time,
+# every Nth function of the list in a batch so that each spans the whole
+# kernel: for each function a kprobe event on its entry (ftrace-based) and
+# one past its ftrace call (a breakpoint, or a jump once optimized),
+# through kprobe_events.  Asserts, per batch: the debugfs list gains
+# exactly the probes defined, none [DISABLED] once the group is enabled;
+# the workload (forks, execs, file I/O, a module load and unload) hits
+# some of them; disabled, they count no more; removed, kprobe_events, the
+# debugfs list and enabled_functions are as before the case; no splat.
+# At the end: every refused write said EINVAL, EILSEQ, ENOENT, EBUSY
+# (ours, as documented, on a jump label or static call site, where
+# upstream says EINVAL) or EOPNOTSUPP (upstream, on an instruction it
+# cannot step: an indirect jump or call through memory); the refusals are
+# counted, and those of entries and the EBUSY and EOPNOTSUPP ones named,
+# as diagnostics.  Both probes on each function
+# of $PA_HOT fired, and at least one probe in twenty did.
+t_probe_all_functions()
+{
+	# Breakpoints go in and out of text the other vCPU runs: under
+	# multi-threaded TCG it may go on running a stale copy (upstream
+	# oopsed on such an int3, ours hung), so the case runs in the
+	# single-threaded second pass.
+	grep -q 'ktest\.tcg=single' /proc/cmdline ||
+		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
+	ke=$TRACEFS/kprobe_events
+	[ -w "$ke" ] || fail "no kprobe_events" || return
+	[ -r "$TRACEFS/available_filter_functions_addrs" ] ||
+		fail "no available_filter_functions_addrs" || return
+	pa_slice || return
+	need_target || return
+	pa_cleanup kpall
+	before=$(splat_count)
+	state0=$(pa_state)
+	nl0=$(grep -c . "$KPDIR/list")
+	nd0=$(grep -c 'DISABLED' "$KPDIR/list")
+	pa_now
+	t0=$pa_t
+	pa_targets || return
+	ntgt=$(grep -c . "$PA_TMP/targets")
+	naddr=$(grep -c '^0x' "$PA_TMP/targets")
+	nmod=$(grep -c '^[^ ]*:' "$PA_TMP/targets")
+	for h in $PA_HOT; do
+		grep -q " $h\$" "$PA_TMP/targets" ||
+			fail "$h is not among the probeable functions" || return
+	done
+	# The slice by a hash of the name, so that a function is in the same
+	# slice whatever else the kernel holds.
+	awk -v k=$pa_k -v n=$pa_n -v hot=" $PA_HOT " '
+	BEGIN { C = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:" }
+	{
+		s = $4
+		sub(/@.*/, "", s)
+		v = 0
+		for (i = 1; i <= length(s); i++)
+			v = (v * 31 + index(C, substr(s, i, 1))) % 65521
+		if (v % n == k || index(hot, " " s " "))
+			print
+	}' "$PA_TMP/targets" > "$PA_TMP/slice"
+	nsel=$(grep -c . "$PA_TMP/slice")
+	nb=$(((nsel + PA_BATCH - 1) / PA_BATCH))
+	awk -v nb=$nb -v d="$PA_TMP" '{ print > (d "/batch" (NR % nb)) }' \
+		"$PA_TMP/slice"
+	pa_now
+	diag "$pa_nsites ftrace call sites, $pa_nblack in the blacklist: $ntgt functions ($nmod of modules, $naddr by address), listed in $(((pa_t - t0) / 100)) s"
+	diag "slice $pa_k/$pa_n (ktest.probe_all=$pa_k/$pa_n to repeat it, =all for every function): $nsel functions in $nb batches"
+	: > "$PA_TMP/refused"
+	: > "$PA_TMP/hot"
+	tdef=0 ten=0 twork=0 tdis=0 trm=0
+	ndef=0 nhit=0 hits=0 missed=0
+	b=0
+	while [ $b -lt $nb ]; do
+		echo "probe_all_functions: batch $b of $nb" > /dev/kmsg
+		pa_now
+		t1=$pa_t
+		tb=$pa_t
+		pa_define "$PA_TMP/batch$b"
+		pa_now
+		tdef=$((tdef + pa_t - t1))
+		ndef=$((ndef + pa_ndef))
+		nl=$(grep -c . "$KPDIR/list")
+		[ "$nl" = $((nl0 + pa_ndef)) ] ||
+			fail "batch $b: $pa_ndef probes defined, the list went from $nl0 to $nl lines" ||
+			{ pa_cleanup kpall; return 1; }
+		t1=$pa_t
+		echo 1 > "$TRACEFS/events/kpall/enable" ||
+			fail "batch $b: cannot enable the group" ||
+			{ pa_cleanup kpall; return 1; }
+		pa_now
+		ten=$((ten + pa_t - t1))
+		t1=$pa_t
+		nd=$(grep -c 'DISABLED' "$KPDIR/list")
+		[ "$nd" = "$nd0" ] ||
+			fail "batch $b: $((nd - nd0)) probes [DISABLED] after enabling" ||
+			{ pa_cleanup kpall; return 1; }
+		pa_workload "$b" ||
+			fail "batch $b: the workload failed" ||
+			{ pa_cleanup kpall; return 1; }
+		pa_now
+		twork=$((twork + pa_t - t1))
+		t1=$pa_t
+		echo 0 > "$TRACEFS/events/kpall/enable" ||
+			fail "batch $b: cannot disable the group" ||
+			{ pa_cleanup kpall; return 1; }
+		pa_now
+		tdis=$((tdis + pa_t - t1))
+		set -- $(pa_hits kpa_)
+		[ "$3" -gt 0 ] ||
+			fail "batch $b: no hit on any of its $1 probes" ||
+			{ pa_cleanup kpall; return 1; }
+		nhit=$((nhit + $2))
+		hits=$((hits + $3))
+		missed=$((missed + $4))
+		bhit="$2 of $1 probes hit ($3 hits, $4 missed)"
+		# The busiest three, as a diagnostic: "NAME/KIND HITS MISSED".
+		bhot=$(awk 'NR == FNR { hit[$1] = $2 " " $3; next }
+			hit[$1] != "" { print $2 "/" ($1 ~ /^kpa_e/ ? "entry" : "offset"), hit[$1] }' \
+			"$TRACEFS/kprobe_profile" "$PA_TMP/map" |
+			sort -k 2 -n -r | head -n 3 | tr '\n' ';')
+		awk 'NR == FNR { hit[$1] = $2; next }
+			{ print $2, $1 ~ /^kpa_e/ ? "entry" : "offset", hit[$1] + 0 }' \
+			"$TRACEFS/kprobe_profile" "$PA_TMP/map" |
+			grep -E "^($(echo $PA_HOT | tr ' ' '|')) " >> "$PA_TMP/hot"
+		# Disabled: no more hits.
+		t=$3
+		/bin/sh -c 'cat /proc/version' > /dev/null
+		set -- $(pa_hits kpa_)
+		[ "$3" = "$t" ] ||
+			fail "batch $b: $(($3 - t)) hits while disabled" ||
+			{ pa_cleanup kpall; return 1; }
+		t1=$pa_t
+		echo "-:kpall/" >> "$ke" ||
+			fail "batch $b: cannot remove the group" ||
+			{ pa_cleanup kpall; return 1; }
+		pa_now
+		trm=$((trm + pa_t - t1))
+		[ "$(pa_state)" = "$state0" ] ||
+			fail "batch $b: removed, yet kprobe_events, kprobes/list or enabled_functions differ: $(pa_state | grep -v -x -F "$state0" | head -n 3 | tr '\n' ';')" ||
+			{ pa_cleanup kpall; return 1; }
+		[ "$(splat_count)" = "$before" ] ||
+			fail "batch $b: kernel splat: $(dmesg | grep -E "$SPLAT" | tail -n 1)" ||
+			return
+		diag "batch $b: $bhit in $(((pa_t - tb) / 100)) s; busiest: $bhot"
+		b=$((b + 1))
+	done
+	# Nothing left armed: a breakpoint left in the text would trap.
+	pa_workload end || fail "the workload failed after the last batch" ||
+		return
+	[ "$(splat_count)" = "$before" ] ||
+		fail "kernel splat after the last batch: $(dmesg | grep -E "$SPLAT" | tail -n 1)" ||
+		return
+	pa_now
+	diag "$nb batches in $(((pa_t - t0) / 100)) s: define $((tdef / 100)) s, enable $((ten / 100)) s, workload $((twork / 100)) s, disable $((tdis / 100)) s, remove $((trm / 100)) s"
+	diag "$ndef probes defined on $nsel functions, $nhit of them hit, $hits hits, $missed missed"
+	awk '{ n[$1 " " $2]++ } END { for (k in n) print k, n[k] }' \
+		"$PA_TMP/refused" | sort | while read -r kind err cnt; do
+		diag "refused: $cnt $kind probes with $err"
+	done
+	grep -E '^entry |EBUSY|EOPNOTSUPP' "$PA_TMP/refused" | head -n 20 |
+		sed 's/^/# refused: /'
+	grep -v -E '^[a-z]+ (EINVAL|EILSEQ|ENOENT|EBUSY|EOPNOTSUPP) ' \
+		"$PA_TMP/refused" |
+		head -n 5 > "$PA_TMP/bad"
+	[ -s "$PA_TMP/bad" ] &&
+		{ fail "refused with an unexpected error: $(tr '\n' ';' < "$PA_TMP/bad")"; return; }
+	for h in $PA_HOT; do
+		for k in entry offset; do
+			c=$(awk -v f=$h -v k=$k '$1 == f && $2 == k { print $3 }' "$PA_TMP/hot")
+			[ -n "$c" ] && [ "$c" -gt 0 ] ||
+				fail "the $k probe of $h: '$c' hits" || return
+		done
+	done
+	[ $((nhit * 20)) -ge "$ndef" ] ||
+		fail "only $nhit of $ndef probes hit"
+}
+
+# One step of the pseudo-random sequence (an LCG modulo 2^31): $pa_x is
+# the state, $pa_r 30 bits of its upper halves.
+pa_rand()
+{
+	pa_x=$(((pa_x * 1103515245 + 12345) % 2147483648))
+	pa_r=$((pa_x / 65536))
+	pa_x=$(((pa_x * 1103515245 + 12345) % 2147483648))
+	pa_r=$((pa_r * 32768 + pa_x / 65536))
+}
+
+# The functions of $PA_TMP/targets given by a plain name (core kernel,
+# name unique), with their size: "NAME SIZE", sizes from the next higher
+# address in /proc/kallsyms (alignment padding included), in
+# $PA_TMP/sized.
+pa_sizes()
+{
+	sort /proc/kallsyms | awk '
+	function hexval(h,   i, v) {
+		v = 0
+		for (i = 1; i <= length(h); i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v
+	}
+	NR == FNR {
+		if ($1 !~ /^0x/ && $1 !~ /:/)
+			want[$1] = 1
+		next
+	}
+	$1 != at {
+		if (np > 0 && substr($1, 1, 8) == substr(at, 1, 8))
+			for (i = 1; i <= np; i++)
+				print pn[i], hexval(substr($1, 9)) - hexval(substr(at, 9))
+		np = 0
+		at = $1
+	}
+	($2 == "t" || $2 == "T") && $4 == "" && ($3 in want) { pn[++np] = $3 }
+	' "$PA_TMP/targets" - > "$PA_TMP/sized"
+}
+
+# Probes at pseudo-random offsets inside functions: $PR_COUNT distinct
+# FUNC+N (FUNC a probeable function given by name, as t_probe_all_functions
+# finds them; N from 1 to its size less one, and for every other pick at
+# most 63, where the function runs before it returns or branches off)
+# through kprobe_events, from a fixed seed.  Asserts: each write either
+# defines the event or is refused with EILSEQ (not an instruction
+# boundary), EINVAL, EBUSY or EOPNOTSUPP (see t_probe_all_functions), and
+# both happen; the debugfs list gains exactly the
+# probes defined; enabled all at once, through the workload, disabled and
+# removed, they leave kprobe_events, the list and enabled_functions as
+# they were, and no splat.  The hits are a diagnostic.
+t_probe_random_offsets()
+{
+	# As t_probe_all_functions: in the single-threaded TCG pass.
+	grep -q 'ktest\.tcg=single' /proc/cmdline ||
+		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
+	ke=$TRACEFS/kprobe_events
+	[ -w "$ke" ] || fail "no kprobe_events" || return
+	[ -r "$TRACEFS/available_filter_functions_addrs" ] ||
+		fail "no available_filter_functions_addrs" || return
+	need_target || return
+	pa_cleanup kprand
+	before=$(splat_count)
+	state0=$(pa_state)
+	nl0=$(grep -c . "$KPDIR/list")
+	pa_now
+	t0=$pa_t
+	pa_targets || return
+	pa_sizes || fail "no function sizes" || return
+	awk '$2 >= 2' "$PA_TMP/sized" > "$PA_TMP/cands"
+	nc=$(grep -c . "$PA_TMP/cands")
+	[ "$nc" -gt 0 ] || fail "no function with a size" || return
+	pa_x=$PR_SEED
+	k=0
+	while [ $k -lt $PR_COUNT ]; do
+		pa_rand
+		i=$((pa_r % nc + 1))
+		pa_rand
+		echo "$i $pa_r $((k % 2))"
+		k=$((k + 1))
+	done > "$PA_TMP/draws"
+	awk 'NR == FNR { name[FNR] = $1; size[FNR] = $2; next }
+		{ s = size[$1]; if ($3 == 0 && s > 64) s = 64
+		  p = name[$1] "+" 1 + $2 % (s - 1)
+		  if (!(p in seen)) print p; seen[p] = 1 }' \
+		"$PA_TMP/cands" "$PA_TMP/draws" > "$PA_TMP/picks"
+	npick=$(grep -c . "$PA_TMP/picks")
+	ndef=0 neilseq=0 neinval=0 n=0
+	: > "$PA_TMP/map"
+	while read -r p; do
+		n=$((n + 1))
+		if echo "p:kprand/kpr_$n $p" >> "$ke" 2> "$PA_TMP/err"; then
+			ndef=$((ndef + 1))
+			echo "kpr_$n $p" >> "$PA_TMP/map"
+			continue
+		fi
+		e=$(pa_errno "$PA_TMP/err")
+		case $e in
+		EILSEQ) neilseq=$((neilseq + 1)) ;;
+		EINVAL|EBUSY|EOPNOTSUPP)
+			neinval=$((neinval + 1))
+			[ $neinval -le 10 ] && diag "$e: $p: $(pa_reason)"
+			;;
+		*)
+			fail "p $p: refused with $e ($(pa_reason))"
+			pa_cleanup kprand
+			return 1
+			;;
+		esac
+	done < "$PA_TMP/picks"
+	pa_now
+	diag "$nc functions, $npick offsets drawn: $ndef defined, $neilseq EILSEQ, $neinval otherwise refused ($(((pa_t - t0) / 100)) s)"
+	[ $ndef -gt 0 ] && [ $neilseq -gt 0 ] ||
+		fail "$ndef defined and $neilseq EILSEQ: random offsets are both" ||
+		{ pa_cleanup kprand; return 1; }
+	nl=$(grep -c . "$KPDIR/list")
+	[ "$nl" = $((nl0 + ndef)) ] ||
+		fail "$ndef probes defined, the list went from $nl0 to $nl lines" ||
+		{ pa_cleanup kprand; return 1; }
+	echo 1 > "$TRACEFS/events/kprand/enable" ||
+		fail "cannot enable the group" || { pa_cleanup kprand; return 1; }
+	pa_workload r || fail "the workload failed" ||
+		{ pa_cleanup kprand; return 1; }
+	echo 0 > "$TRACEFS/events/kprand/enable" ||
+		fail "cannot disable the group" || { pa_cleanup kprand; return 1; }
+	set -- $(pa_hits kpr_)
+	awk 'NR == FNR { hit[$1] = $2; next } hit[$1] > 0 { print $2 }' \
+		"$TRACEFS/kprobe_profile" "$PA_TMP/map" | head -n 10 |
+		tr '\n' ' ' > "$PA_TMP/hitlist"
+	diag "$2 of $1 probes hit, $3 hits, $4 missed; some hit: $(cat "$PA_TMP/hitlist")"
+	echo "-:kprand/" >> "$ke" || fail "cannot remove the group" ||
+		{ pa_cleanup kprand; return 1; }
+	pa_workload r || fail "the workload failed after the removal" || return
+	[ "$(pa_state)" = "$state0" ] ||
+		fail "removed, yet kprobe_events, kprobes/list or enabled_functions differ: $(pa_state | grep -v -x -F "$state0" | head -n 3 | tr '\n' ';')" ||
+		return
+	pa_now
+	diag "done in $(((pa_t - t0) / 100)) s"
+	[ "$(splat_count)" = "$before" ] ||
+		fail "kernel splat: $(dmesg | grep -E "$SPLAT" | tail -n 1)"
+}
+
+AREA_CASES="stress_suite boundary_suite probe_all_functions probe_random_offsets"
 ktest_main "$@"
