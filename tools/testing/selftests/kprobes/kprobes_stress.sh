@@ -112,6 +112,27 @@ pa_hits()
 		END { print n + 0, h + 0, t + 0, m + 0 }' "$TRACEFS/kprobe_profile"
 }
 
+# The start of both cases, for event group $1: kprobes_target.ko loaded,
+# the group gone; $ke is kprobe_events, $before the splat count, $state0
+# pa_state, $nl0 the length of the debugfs list.  Returns 2 (skip) outside
+# the single-threaded TCG pass: breakpoints go in and out of text the
+# other vCPU runs, and under multi-threaded TCG it may go on running a
+# stale copy (upstream oopsed on such an int3, ours hung).
+pa_begin()
+{
+	grep -q 'ktest\.tcg=single' /proc/cmdline ||
+		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
+	ke=$TRACEFS/kprobe_events
+	[ -w "$ke" ] || fail "no kprobe_events" || return
+	[ -r "$TRACEFS/available_filter_functions_addrs" ] ||
+		fail "no available_filter_functions_addrs" || return
+	need_target || return
+	pa_cleanup "$1"
+	before=$(splat_count)
+	state0=$(pa_state)
+	nl0=$(grep -c . "$KPDIR/list")
+}
+
 # The probeable functions, in $PA_TMP/targets, one a line:
 #	ENTRY OFFSET ALT NAME
 # what kprobe_events is to probe for the function's entry, for the
@@ -269,22 +290,8 @@ pa_slice()
 # of $PA_HOT fired, and at least one probe in twenty did.
 t_probe_all_functions()
 {
-	# Breakpoints go in and out of text the other vCPU runs: under
-	# multi-threaded TCG it may go on running a stale copy (upstream
-	# oopsed on such an int3, ours hung), so the case runs in the
-	# single-threaded second pass.
-	grep -q 'ktest\.tcg=single' /proc/cmdline ||
-		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
-	ke=$TRACEFS/kprobe_events
-	[ -w "$ke" ] || fail "no kprobe_events" || return
-	[ -r "$TRACEFS/available_filter_functions_addrs" ] ||
-		fail "no available_filter_functions_addrs" || return
+	pa_begin kpall || return
 	pa_slice || return
-	need_target || return
-	pa_cleanup kpall
-	before=$(splat_count)
-	state0=$(pa_state)
-	nl0=$(grep -c . "$KPDIR/list")
 	nd0=$(grep -c 'DISABLED' "$KPDIR/list")
 	pa_now
 	t0=$pa_t
@@ -478,18 +485,7 @@ pa_sizes()
 # they were, and no splat.  The hits are a diagnostic.
 t_probe_random_offsets()
 {
-	# As t_probe_all_functions: in the single-threaded TCG pass.
-	grep -q 'ktest\.tcg=single' /proc/cmdline ||
-		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
-	ke=$TRACEFS/kprobe_events
-	[ -w "$ke" ] || fail "no kprobe_events" || return
-	[ -r "$TRACEFS/available_filter_functions_addrs" ] ||
-		fail "no available_filter_functions_addrs" || return
-	need_target || return
-	pa_cleanup kprand
-	before=$(splat_count)
-	state0=$(pa_state)
-	nl0=$(grep -c . "$KPDIR/list")
+	pa_begin kprand || return
 	pa_now
 	t0=$pa_t
 	pa_targets || return
