@@ -15,7 +15,7 @@
  *   3. blacklist
  *   4. arming and disarming, in batches    (text poke, ftrace)
  *   5. jump optimization                   (optimizer queue, sysctl)
- *   6. address resolution and checks
+ *   6. address resolution and checks       (reserved-text index)
  *   7. registration / unregistration
  *   8. enable / disable, and the global "enabled" switch
  *   9. text that goes away                 (modules, __init)
@@ -1911,6 +1911,348 @@ static bool in_preamble(unsigned long addr)
 }
 
 /*
+ * Text the kernel rewrites or finds by address: jump labels and static
+ * call sites (it patches them; a breakpoint there would be overwritten or
+ * written back over its patch) and BUG/WARN traps (the trap handler looks
+ * them up by address).  jump_label_text_reserved(),
+ * static_call_text_reserved() and find_bug() walk their whole tables, the
+ * first decoding every jump label it passes: most of what registering a
+ * probe used to cost.  So each owner of text, the core kernel and every
+ * module, gets one index of those sites sorted by address, built once (the
+ * core's at the first check after boot, a module's when it comes) and
+ * searched by bisection.  Without one (early boot, a module whose notifier
+ * has not run yet) the tables are walked as before.
+ */
+enum { RSV_JUMP, RSV_CALL, RSV_BUG };
+
+struct rsv_site {
+	u32	off;		/* address - index base */
+	u8	len;		/* bytes reserved; a BUG is its address only */
+	u8	kind;		/* RSV_* */
+	u8	init;		/* in init text */
+};
+
+struct rsv_index {
+	struct list_head	node;		/* on rsv_modules */
+	struct module		*mod;		/* NULL: the core kernel */
+	unsigned long		base;
+	unsigned int		n;
+	struct rsv_site		site[] __counted_by(n);
+};
+
+/* The longest site: a 5-byte jump label or call. */
+#define RSV_MAX_LEN	5
+
+static struct rsv_index *rsv_core;
+static LIST_HEAD(rsv_modules);
+
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+extern struct static_call_site __start_static_call_sites[],
+			       __stop_static_call_sites[];
+#endif
+#ifdef CONFIG_GENERIC_BUG
+extern struct bug_entry __start___bug_table[], __stop___bug_table[];
+#endif
+
+/* The tables of one owner of text. */
+struct rsv_tables {
+	struct jump_entry	*jump;
+	unsigned int		njump;
+	struct static_call_site	*call;
+	unsigned int		ncall;
+	struct bug_entry	*bug;
+	unsigned int		nbug;
+};
+
+static void rsv_tables_get(struct module *mod, struct rsv_tables *t)
+{
+	memset(t, 0, sizeof(*t));
+#ifdef CONFIG_MODULES
+	if (mod) {
+#ifdef CONFIG_JUMP_LABEL
+		t->jump = mod->jump_entries;
+		t->njump = mod->num_jump_entries;
+#endif
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+		t->call = mod->static_call_sites;
+		t->ncall = mod->num_static_call_sites;
+#endif
+#ifdef CONFIG_GENERIC_BUG
+		t->bug = mod->bug_table;
+		t->nbug = mod->num_bugs;
+#endif
+		return;
+	}
+#endif
+#ifdef CONFIG_JUMP_LABEL
+	t->jump = __start___jump_table;
+	t->njump = __stop___jump_table - __start___jump_table;
+#endif
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+	t->call = __start_static_call_sites;
+	t->ncall = __stop_static_call_sites - __start_static_call_sites;
+#endif
+#ifdef CONFIG_GENERIC_BUG
+	t->bug = __start___bug_table;
+	t->nbug = __stop___bug_table - __start___bug_table;
+#endif
+}
+
+/*
+ * Site @i of @t (jump labels, then static calls, then BUGs): its address,
+ * length, kind and whether it lies in init text.  False for a site that no
+ * longer exists: a core jump label or static call in the init text freed
+ * after boot, which the kernel's own checks skip as well.
+ */
+static bool rsv_site_at(struct module *mod, struct rsv_tables *t,
+			unsigned int i, unsigned long *addr, u8 *len, u8 *kind,
+			u8 *init)
+{
+	if (i < t->njump) {
+#ifdef CONFIG_JUMP_LABEL
+		struct jump_entry *j = &t->jump[i];
+
+		if (!mod && jump_entry_is_init(j))
+			return false;
+		*addr = jump_entry_code(j);
+		*len = jump_entry_size(j);
+		*kind = RSV_JUMP;
+		*init = mod && within_module_init(*addr, mod);
+		return true;
+#endif
+	}
+	i -= t->njump;
+	if (i < t->ncall) {
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+		struct static_call_site *c = &t->call[i];
+
+		/* key: relative, with the site's flags in its low bits */
+		if (!mod && (((long)&c->key + c->key) & STATIC_CALL_SITE_INIT))
+			return false;
+		*addr = (unsigned long)&c->addr + c->addr;
+		*len = CALL_INSN_SIZE;
+		*kind = RSV_CALL;
+		*init = mod && within_module_init(*addr, mod);
+		return true;
+#endif
+	}
+	i -= t->ncall;
+#ifdef CONFIG_GENERIC_BUG
+#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
+	*addr = (unsigned long)&t->bug[i].bug_addr_disp + t->bug[i].bug_addr_disp;
+#else
+	*addr = t->bug[i].bug_addr;
+#endif
+	*len = 1;
+	*kind = RSV_BUG;
+	*init = 0;
+	return true;
+#else
+	return false;
+#endif
+}
+
+static int rsv_site_cmp(const void *a, const void *b)
+{
+	const struct rsv_site *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Build the index of @mod's text (NULL: the core kernel's).  Jump label
+ * sizes come from decoding each site, under jump_label_lock() so that none
+ * is caught half-patched.  NULL on allocation failure or an owner whose
+ * sites span more than 4 GiB; the tables are walked then.
+ */
+static struct rsv_index *rsv_build(struct module *mod)
+{
+	unsigned long addr, lo = ULONG_MAX, hi = 0;
+	unsigned int i, n = 0, total;
+	struct rsv_tables t;
+	struct rsv_index *x;
+	u8 len, kind, init;
+
+	rsv_tables_get(mod, &t);
+	total = t.njump + t.ncall + t.nbug;
+	x = kvzalloc(struct_size(x, site, total), GFP_KERNEL);
+	if (!x)
+		return NULL;
+	x->n = total;
+	jump_label_lock();
+	for (i = 0; i < total; i++) {
+		if (!rsv_site_at(mod, &t, i, &addr, &len, &kind, &init))
+			continue;
+		lo = min(lo, addr);
+		hi = max(hi, addr);
+		x->site[n].len = len;
+		x->site[n].kind = kind;
+		x->site[n].init = init;
+		/* the address until the base is known */
+		x->site[n].off = i;
+		n++;
+	}
+	if (n && hi - lo > U32_MAX) {
+		jump_label_unlock();
+		kvfree(x);
+		return NULL;
+	}
+	x->n = n;
+	x->base = n ? lo : 0;
+	for (i = 0; i < n; i++) {
+		rsv_site_at(mod, &t, x->site[i].off, &addr, &len, &kind, &init);
+		x->site[i].off = addr - x->base;
+	}
+	jump_label_unlock();
+	sort(x->site, n, sizeof(x->site[0]), rsv_site_cmp, NULL);
+	x->mod = mod;
+	return x;
+}
+
+/*
+ * The kind of the first site of @x, of a kind in the mask @kinds, that
+ * overlaps [@start, @end); -1 when none does.  Init sites count only while
+ * @init.
+ */
+static int rsv_find(const struct rsv_index *x, unsigned long start,
+		    unsigned long end, unsigned int kinds, bool init)
+{
+	unsigned int lo = 0, hi = x->n;
+	unsigned long from;
+
+	if (!x->n || end <= x->base)
+		return -1;
+	/* the first site that can reach @start */
+	from = start > x->base + RSV_MAX_LEN ? start - x->base - RSV_MAX_LEN : 0;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (x->site[mid].off < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < x->n && x->base + x->site[lo].off < end; lo++) {
+		const struct rsv_site *r = &x->site[lo];
+		unsigned long a = x->base + r->off;
+
+		if (a + r->len > start && (kinds & BIT(r->kind)) &&
+		    (init || !r->init))
+			return r->kind;
+	}
+	return -1;
+}
+
+/*
+ * The index covering @addr, or NULL when there is none yet; *@init: may
+ * its init sites still be there?  Called under kprobe_mutex.
+ */
+static struct rsv_index *rsv_get(unsigned long addr, bool *init)
+{
+	struct rsv_index *x;
+	struct module *mod;
+
+	lockdep_assert_held(&kprobe_mutex);
+	preempt_disable();
+	mod = __module_text_address(addr);
+	*init = mod && mod->state == MODULE_STATE_COMING;
+	preempt_enable();
+	if (!mod) {
+		if (system_state < SYSTEM_RUNNING)
+			return NULL;
+		if (!rsv_core)
+			rsv_core = rsv_build(NULL);
+		return rsv_core;
+	}
+	list_for_each_entry(x, &rsv_modules, node) {
+		if (x->mod == mod)
+			return x;
+	}
+	return NULL;
+}
+
+#ifdef CONFIG_MODULES
+/* The tables of a module as it comes; called under kprobe_mutex. */
+static void rsv_add_module(struct module *mod)
+{
+	struct rsv_index *x = rsv_build(mod);
+
+	if (x)
+		list_add(&x->node, &rsv_modules);
+}
+
+static void rsv_remove_module(struct module *mod)
+{
+	struct rsv_index *x;
+
+	list_for_each_entry(x, &rsv_modules, node) {
+		if (x->mod == mod) {
+			list_del(&x->node);
+			kvfree(x);
+			return;
+		}
+	}
+}
+#endif
+
+/**
+ * kprobe_text_rewritten() - may the kernel rewrite text in a range?
+ * @start: first byte
+ * @end: one past the last byte
+ *
+ * For the backend, under kprobe_mutex: does a jump label or a static call
+ * site overlap [@start, @end)?  The range lies in one function.
+ *
+ * Return: true if one does.
+ */
+bool kprobe_text_rewritten(unsigned long start, unsigned long end)
+{
+	struct rsv_index *x;
+	bool init, busy;
+
+	x = rsv_get(start, &init);
+	if (x)
+		return rsv_find(x, start, end,
+				BIT(RSV_JUMP) | BIT(RSV_CALL), init) >= 0;
+	jump_label_lock();
+	busy = jump_label_text_reserved((void *)start, (void *)(end - 1));
+	jump_label_unlock();
+	return busy ||
+	       static_call_text_reserved((void *)start, (void *)(end - 1));
+}
+
+/*
+ * Is @addr a jump label or static call site (-EBUSY), or a BUG trap
+ * (-EINVAL)?  An ftrace call site is none of them.
+ */
+static int text_reserved(unsigned long addr)
+{
+	struct rsv_index *x;
+	int ret = 0;
+	bool init;
+
+	if (ftrace_site_of(addr) == addr)
+		return 0;
+	x = rsv_get(addr, &init);
+	if (x) {
+		switch (rsv_find(x, addr, addr + 1, BIT(RSV_JUMP) |
+				 BIT(RSV_CALL) | BIT(RSV_BUG), init)) {
+		case RSV_JUMP:
+		case RSV_CALL:
+			return -EBUSY;
+		case RSV_BUG:
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (kprobe_text_rewritten(addr, addr + 1))
+		ret = -EBUSY;
+	else if (find_bug(addr))
+		ret = -EINVAL;
+	return ret;
+}
+
+/*
  * May @addr carry a probe?  Called under kprobe_mutex, so a module seen
  * alive here cannot finish unloading before our module notifier has seen
  * the sites we create.
@@ -1951,23 +2293,7 @@ static int check_text(unsigned long addr)
 		return -EINVAL;
 	}
 
-	/*
-	 * Is it a jump label, a static call or a BUG the kernel patches or
-	 * looks up by address?  Each check walks a whole table (the jump
-	 * label one decodes every entry), which made up most of the cost of
-	 * registering a probe.  An ftrace call site is none of them, and the
-	 * backend rules out instructions that cannot be any of them.
-	 */
-	if (ftrace_site_of(addr) != addr && arch_kprobe_text_maybe_patched(addr)) {
-		jump_label_lock();
-		if (jump_label_text_reserved((void *)addr, (void *)addr))
-			ret = -EBUSY;
-		jump_label_unlock();
-		if (!ret && static_call_text_reserved((void *)addr, (void *)addr))
-			ret = -EBUSY;
-		if (!ret && find_bug(addr))
-			ret = -EINVAL;
-	}
+	ret = text_reserved(addr);
 	if (ret) {
 		pr_warn("%pS is patched by the kernel (jump label, static call or BUG)\n",
 			(void *)addr);
@@ -2576,6 +2902,7 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	switch (state) {
 	case MODULE_STATE_COMING:
 		blacklist_add_module(mod);
+		rsv_add_module(mod);
 		break;
 	case MODULE_STATE_LIVE:
 		/* init done: its __init text is freed next */
@@ -2584,6 +2911,7 @@ static int kprobes_module_callback(struct notifier_block *nb,
 	case MODULE_STATE_GOING:
 		kill_sites_in(in_module, mod);
 		blacklist_remove_module(mod);
+		rsv_remove_module(mod);
 		modsyms_forget(mod);
 		break;
 	}

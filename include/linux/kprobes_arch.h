@@ -106,14 +106,6 @@ void arch_kprobe_poke_finish(void);
 int arch_populate_kprobe_blacklist(void);
 
 /*
- * Could the instruction at @addr be one the kernel patches or finds by
- * address at run time: a jump label, a static call site or trampoline, a
- * BUG/WARN trap?  False only when that is ruled out (by its first byte,
- * say); the core then skips the table walks that would tell.
- */
-bool arch_kprobe_text_maybe_patched(unsigned long addr);
-
-/*
  * Where a probe on @addr (symbol + @offset) really goes, skipping things
  * like an ENDBR landing pad; *on_func_entry tells whether that is still
  * the function's entry.
@@ -221,6 +213,12 @@ struct kprobe_func {
  * for vmlinux and module text alike; may sleep.  0 or -ENOENT.
  */
 int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold);
+
+/*
+ * Does a jump label or static call site overlap [@start, @end)?  Under
+ * kprobe_mutex; a bisection of an index the core keeps (section 6).
+ */
+bool kprobe_text_rewritten(unsigned long start, unsigned long end);
 
 /* ---- Provided by the core, for the backend's hit path -------------- */
 

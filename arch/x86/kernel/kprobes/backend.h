@@ -57,7 +57,6 @@ int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
 bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
 		   const u8 *orig, unsigned long addr);
 bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest);
-bool kx_op_maybe_patched(u8 op);
 
 /*
  * Jump optimization (opt.c).  A detour slot holds, from its start: a call

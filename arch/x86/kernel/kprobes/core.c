@@ -785,47 +785,6 @@ int arch_populate_kprobe_blacklist(void)
 	return ret;
 }
 
-/*
- * Could an instruction starting with @op be a site the kernel patches or
- * finds by address at run time?  Jump labels are 2- or 5-byte jmps or
- * nops; static call sites and trampolines are call, jmp, ret, a 5-byte
- * nop or a prefixed xor; BUG and WARN are ud2 or ud1.  An instruction
- * starting with any other byte is none of them.  A patch in flight shows
- * int3.
- */
-bool kx_op_maybe_patched(u8 op)
-{
-	switch (op) {
-	case JMP8_INSN_OPCODE:
-	case JMP32_INSN_OPCODE:
-	case CALL_INSN_OPCODE:
-	case RET_INSN_OPCODE:
-	case INT3_INSN_OPCODE:
-	case 0x0f:		/* nop5 (0f 1f), ud2, ud1 */
-	case 0x66:		/* nop2 (66 90), longer nops */
-	case 0x90:		/* nop */
-	case 0x2e:		/* cs prefix: padded nops, static call xor */
-	case 0x3e:		/* ds prefix */
-		return true;
-	}
-	return false;
-}
-
-/**
- * arch_kprobe_text_maybe_patched - could @addr be a site the kernel patches?
- * @addr: the start of an instruction
- *
- * Return: false if the instruction's first byte rules out a jump label, a
- * static call and a BUG (see kx_op_maybe_patched()).
- */
-bool arch_kprobe_text_maybe_patched(unsigned long addr)
-{
-	u8 op;
-
-	return copy_from_kernel_nofault(&op, (void *)addr, 1) ||
-	       kx_op_maybe_patched(op);
-}
-
 /* ---- Arming -------------------------------------------------------------- */
 
 /* Did this batch write anything?  Protected by text_mutex. */

@@ -229,25 +229,13 @@ static int kx_scan_cold(struct kprobe_func *f, unsigned long lo,
 	return kx_scan(f->cold, f->cold + f->cold_size, lo, hi);
 }
 
-/*
- * Is anything that the kernel rewrites by itself in [@lo, @hi)?  The
- * jump label and static call tables are walked whole (the first decodes
- * every entry), so only when one of the region's instructions starts with
- * a byte such a site can start with (@patched, from kx_region()).
- */
-static bool kx_region_reserved(unsigned long lo, unsigned long hi,
-			       bool patched)
+/* Is anything that the kernel rewrites by itself in [@lo, @hi)? */
+static bool kx_region_reserved(unsigned long lo, unsigned long hi)
 {
-	bool busy = false;
+	bool busy;
 
-	if (patched) {
-		jump_label_lock();
-		busy = jump_label_text_reserved((void *)lo, (void *)(hi - 1));
-		jump_label_unlock();
-		busy = busy ||
-		       static_call_text_reserved((void *)lo, (void *)(hi - 1));
-	}
-	busy = busy || ftrace_text_reserved((void *)lo, (void *)(hi - 1));
+	busy = kprobe_text_rewritten(lo, hi) ||
+	       ftrace_text_reserved((void *)lo, (void *)(hi - 1));
 	if (!busy) {
 		mutex_lock(&text_mutex);
 		busy = alternatives_text_reserved((void *)lo, (void *)(hi - 1));
@@ -258,13 +246,11 @@ static bool kx_region_reserved(unsigned long lo, unsigned long hi,
 
 /*
  * Walk the region of @s, check each instruction and, when @img is given,
- * copy it to its place in the detour image that will live at @base.  Sets
- * *@patched when an instruction could be one the kernel patches (see
- * kx_op_maybe_patched()).  Returns the region's length, or a negative
- * errno.
+ * copy it to its place in the detour image that will live at @base.
+ * Returns the region's length, or a negative errno.
  */
 static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
-		     unsigned long base, bool *patched)
+		     unsigned long base)
 {
 	unsigned long addr = (unsigned long)s->addr, pos = addr;
 	unsigned int at = KX_OPT_COPY;
@@ -285,7 +271,6 @@ static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
 			return -EINVAL;
 		if (pos + insn.length > end || search_exception_tables(pos))
 			return -EINVAL;
-		*patched |= kx_op_maybe_patched(buf[0]);
 		if (at + insn.length + JMP32_INSN_SIZE > KX_OPT_IP)
 			return -EINVAL;
 		if (img && !kx_place_copy(img + at, base + at, &insn, buf, pos))
@@ -314,7 +299,6 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 	u8 img[KPROBE_OPTINSN_SLOT_SIZE], jmp[JMP32_INSN_SIZE];
 	struct kx_overlay ov = {};
 	u8 buf[MAX_INSN_SIZE];
-	bool patched = false;
 	struct kprobe_func f;
 	void *slot;
 	int len, ret;
@@ -329,10 +313,10 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 		return -EINVAL;
 	end = f.start + f.size;
 
-	len = kx_region(s, end, NULL, 0, &patched);
+	len = kx_region(s, end, NULL, 0);
 	if (len < 0)
 		return len;
-	if (kx_region_reserved(addr, addr + len, patched))
+	if (kx_region_reserved(addr, addr + len))
 		return -EBUSY;
 	/* Branches may land on addr (the jmp's start), nowhere after it. */
 	ret = kx_scan(f.start, end, addr, addr + len);
@@ -353,7 +337,7 @@ int arch_optprobe_prepare(struct kprobe_site *s)
 	if (!kx_place_jmp(img, base, (unsigned long)kx_opt_entry))
 		goto fail;
 	img[0] = CALL_INSN_OPCODE;
-	if (kx_region(s, end, img, base, &patched) != len)
+	if (kx_region(s, end, img, base) != len)
 		goto fail;
 	/* The jump at the probed address must reach the slot too. */
 	if (!kx_place_jmp(jmp, addr, base))

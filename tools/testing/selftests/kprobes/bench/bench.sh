@@ -54,6 +54,7 @@ if grep -q ktest.tree=upstream /proc/cmdline; then
 fi
 if insmod ./kprobes_bench_funcs.ko; then
 	take scale
+	take shapes
 	rmmod kprobes_bench_funcs
 else
 	echo "BENCH-ERROR scale insmod kprobes_bench_funcs.ko failed"

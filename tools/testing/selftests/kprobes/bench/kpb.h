@@ -8,6 +8,8 @@
 
 #define KPB_NMANY	1000	/* probes of figures 7, 9 and 10 */
 #define KPB_NFUNCS	10000	/* functions of kprobes_bench_funcs.ko (figure 11) */
+#define KPB_NSHAPE	200	/* functions of each first instruction (figure 12) */
+#define KPB_NSHAPES	5	/* kpb_shapes[]: KPB_FIRST_NOP to _66 (kpb_gen.S) */
 
 #ifndef __ASSEMBLY__
 typedef int (*kpb_fn_t)(int);
@@ -20,6 +22,12 @@ extern const kpb_fn_t kpb_many[KPB_NMANY];
 
 /* KPB_NFUNCS more, in kprobes_bench_funcs.ko (found with symbol_get()). */
 extern const kpb_fn_t kpb_funcs[KPB_NFUNCS];
+
+/*
+ * In kprobes_bench_funcs.ko too: KPB_NSHAPE functions for each first
+ * instruction KPB_FIRST_NOP ... KPB_FIRST_66, kpb_shapes[first - 1].
+ */
+extern const kpb_fn_t *const kpb_shapes[KPB_NSHAPES];
 #else
 #include "kpb_gen.S"
 #endif

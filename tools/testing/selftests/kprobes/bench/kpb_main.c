@@ -564,11 +564,16 @@ static bool kpb_scale_single = true;
 module_param_named(scale_single, kpb_scale_single, bool, 0600);
 MODULE_PARM_DESC(scale_single, "figure 11: also register one at a time");
 
-static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
-			 struct kprobe **ptrs, int n, bool batch)
+/*
+ * Register probes on the first @n of @funcs (one call, or one at a time),
+ * check that they all fire, unregister them the same way, and print the
+ * two times as BENCH <label>_register_ns and <label>_unregister_ns.
+ */
+static int kpb_time_n(const kpb_fn_t *funcs, struct kprobe *kps,
+		      struct kprobe **ptrs, int n, bool batch,
+		      const char *label)
 {
 	u64 t0, t1, t2;
-	char label[48];
 	int i, ret = 0;
 
 	/*
@@ -587,27 +592,77 @@ static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
 	ret = kpb_register_n(ptrs, n, batch);
 	t1 = get_cycles();
 	if (ret) {
-		kpb_error("scale", "registration failed", ret);
+		kpb_error(label, "registration failed", ret);
 		return ret;
 	}
 	kpb_count_reset();
 	for (i = 0; i < n; i++)
 		funcs[i](i);
 	if (kpb_count(&kpb_pre_hits) != n) {
-		kpb_error("scale", "the probes did not all fire", -EIO);
+		kpb_error(label, "the probes did not all fire", -EIO);
 		ret = -EIO;
 	}
 	t2 = get_cycles();
 	kpb_unregister_n(ptrs, n, batch);
 	t2 = get_cycles() - t2;
 	if (!ret) {
-		snprintf(label, sizeof(label), "scale_%s_%d_register_ns",
-			 batch ? "batch" : "single", n);
-		pr_info("BENCH %s %llu\n", label, t1 - t0);
-		snprintf(label, sizeof(label), "scale_%s_%d_unregister_ns",
-			 batch ? "batch" : "single", n);
-		pr_info("BENCH %s %llu\n", label, t2);
+		pr_info("BENCH %s_register_ns %llu\n", label, t1 - t0);
+		pr_info("BENCH %s_unregister_ns %llu\n", label, t2);
 	}
+	return ret;
+}
+
+static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
+			 struct kprobe **ptrs, int n, bool batch)
+{
+	char label[32];
+
+	snprintf(label, sizeof(label), "scale_%s_%d",
+		 batch ? "batch" : "single", n);
+	return kpb_time_n(funcs, kps, ptrs, n, batch, label);
+}
+
+/*
+ * Figure 12: KPB_NSHAPE probes one at a time on functions whose first
+ * instruction is a nop, a call, a jmp, a 0f- or 66-prefixed one, or a
+ * plain movl (kprobes_bench_funcs.ko): what checking the text costs
+ * whatever the instruction's bytes are.
+ */
+static const char *const kpb_shape_names[KPB_NSHAPES] = {
+	"nop", "call", "jmp", "0f", "66",
+};
+
+static int kpb_fig_shapes(const char *name)
+{
+	const kpb_fn_t *const (*shapes)[KPB_NSHAPES] = symbol_get(kpb_shapes);
+	const kpb_fn_t (*plain)[KPB_NFUNCS] = symbol_get(kpb_funcs);
+	struct kprobe *kps = NULL, **ptrs = NULL;
+	int i, ret = -ENOENT;
+	char label[32];
+
+	if (!shapes || !plain) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", ret);
+		goto out;
+	}
+	ret = -ENOMEM;
+	kps = kvcalloc(KPB_NSHAPE, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(KPB_NSHAPE, sizeof(*ptrs), GFP_KERNEL);
+	if (!kps || !ptrs)
+		goto out;
+	ret = 0;
+	for (i = 0; i <= KPB_NSHAPES && !ret; i++) {
+		snprintf(label, sizeof(label), "shape_%s",
+			 i < KPB_NSHAPES ? kpb_shape_names[i] : "plain");
+		ret = kpb_time_n(i < KPB_NSHAPES ? (*shapes)[i] : *plain, kps,
+				 ptrs, KPB_NSHAPE, false, label);
+	}
+out:
+	kvfree(ptrs);
+	kvfree(kps);
+	if (shapes)
+		symbol_put(kpb_shapes);
+	if (plain)
+		symbol_put(kpb_funcs);
 	return ret;
 }
 
@@ -691,6 +746,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_register(name, true);
 	if (!strcmp(name, "scale"))
 		return kpb_fig_scale(name);
+	if (!strcmp(name, "shapes"))
+		return kpb_fig_shapes(name);
 	return -EINVAL;
 }
 

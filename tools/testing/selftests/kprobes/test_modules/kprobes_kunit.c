@@ -520,6 +520,44 @@ static void kpk_err_not_boundary(struct kunit *test)
 	kpk_expect_healthy(test, kpt_func_f);
 }
 
+/* A probe at @addr is refused with @err. */
+static void kpk_expect_refused(struct kunit *test, unsigned long addr, int err)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.addr = (kprobe_opcode_t *)addr;
+	KUNIT_EXPECT_EQ_MSG(test, kpk_register(test, p), err, "at %pS",
+			    (void *)addr);
+}
+
+/*
+ * Sites the kernel rewrites or finds by address, in kprobes_target.ko: a
+ * jump label and a static call site, at their first byte and one byte in
+ * (-EBUSY; upstream says -EINVAL), and a WARN's trap (-EINVAL).  Each
+ * function still works afterwards.
+ */
+static void kpk_err_reserved_text(struct kunit *test)
+{
+	unsigned long jump = kpt_reserved_site(KPT_SITE_JUMP);
+	unsigned long call = kpt_reserved_site(KPT_SITE_CALL);
+	unsigned long bug = kpt_reserved_site(KPT_SITE_BUG);
+	int busy = upstream ? -EINVAL : -EBUSY;
+
+	KUNIT_ASSERT_EQ(test, !jump, !IS_ENABLED(CONFIG_JUMP_LABEL));
+	KUNIT_ASSERT_NE(test, call, 0);
+	KUNIT_ASSERT_NE(test, bug, 0);
+	if (jump) {
+		kpk_expect_refused(test, jump, busy);
+		kpk_expect_refused(test, jump + 1, busy);
+	}
+	kpk_expect_refused(test, call, busy);
+	kpk_expect_refused(test, call + 4, busy);
+	kpk_expect_refused(test, bug, -EINVAL);
+	KUNIT_EXPECT_EQ(test, kpt_static_fn(1), 2);
+	KUNIT_EXPECT_EQ(test, kpt_call_fn(1), 5);
+	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 4);
+}
+
 static void kpk_err_not_text(struct kunit *test)
 {
 	struct kpk_probe *p = kpk_new(0);
@@ -643,6 +681,7 @@ static struct kunit_case kpk_err_cases[] = {
 	KUNIT_CASE(kpk_err_unknown_symbol),
 	KUNIT_CASE(kpk_err_not_boundary),
 	KUNIT_CASE(kpk_err_not_text),
+	KUNIT_CASE(kpk_err_reserved_text),
 	KUNIT_CASE(kpk_err_register_twice),
 	KUNIT_CASE(kpk_err_unregister_unregistered),
 	KUNIT_CASE(kpk_err_batch_unregistered),

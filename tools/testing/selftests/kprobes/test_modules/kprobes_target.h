@@ -228,6 +228,18 @@ extern int kpt_kret_spinning;
 int kpt_static_fn(int x);
 
 /*
+ * Sites of this module that the kernel rewrites or finds by address:
+ * kpt_reserved_site(KPT_SITE_JUMP) is the jump label of kpt_static_fn(),
+ * KPT_SITE_CALL the static call of kpt_call_fn(x) (x + 4), KPT_SITE_BUG
+ * the trap of the WARN in kpt_warn_fn(x) (x + 3; warns for -12345 only).
+ * 0 when not found.
+ */
+enum { KPT_SITE_JUMP, KPT_SITE_CALL, KPT_SITE_BUG };
+int kpt_call_fn(int x);
+int kpt_warn_fn(int x);
+unsigned long kpt_reserved_site(int kind);
+
+/*
  * Targets of the boundary walk (kprobes_boundary.ko): every instruction
  * boundary of these carries a probe in turn, and every result is checked
  * against the unprobed one.  Both compute a checksum of their input that

@@ -17,6 +17,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/bug.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -33,6 +34,7 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/static_call.h>
 #include <linux/string.h>
 #include <linux/swab.h>
 #include <linux/sysfs.h>
@@ -623,6 +625,71 @@ static const struct kernel_param_ops kpt_static_ops = {
 };
 module_param_cb(static_on, &kpt_static_ops, NULL, 0644);
 MODULE_PARM_DESC(static_on, "the static branch of kpt_static_fn()");
+
+static int kpt_sc_target(int x)
+{
+	return x + 4;
+}
+
+DEFINE_STATIC_CALL(kpt_sc, kpt_sc_target);
+
+noinline int kpt_call_fn(int x)
+{
+	return static_call(kpt_sc)(x);
+}
+EXPORT_SYMBOL_GPL(kpt_call_fn);
+
+/* The source line of kpt_warn_fn()'s WARN, to find its bug table entry. */
+static const int kpt_warn_line = __LINE__ + 4;
+
+noinline int kpt_warn_fn(int x)
+{
+	WARN_ON_ONCE(x == -12345);
+	return x + 3;
+}
+EXPORT_SYMBOL_GPL(kpt_warn_fn);
+
+unsigned long kpt_reserved_site(int kind)
+{
+	struct module *m = THIS_MODULE;
+	unsigned int i;
+
+	switch (kind) {
+	case KPT_SITE_JUMP:
+#ifdef CONFIG_JUMP_LABEL
+		for (i = 0; i < m->num_jump_entries; i++) {
+			struct jump_entry *e = &m->jump_entries[i];
+
+			if (jump_entry_key(e) == &kpt_static_key.key)
+				return jump_entry_code(e);
+		}
+#endif
+		break;
+	case KPT_SITE_CALL:
+		for (i = 0; i < m->num_static_call_sites; i++) {
+			struct static_call_site *c = &m->static_call_sites[i];
+			long key = (long)&c->key + c->key;
+
+			if ((key & ~STATIC_CALL_SITE_FLAGS) ==
+			    (long)&STATIC_CALL_KEY(kpt_sc))
+				return (unsigned long)&c->addr + c->addr;
+		}
+		break;
+	case KPT_SITE_BUG:
+#ifdef CONFIG_DEBUG_BUGVERBOSE
+		for (i = 0; i < m->num_bugs; i++) {
+			struct bug_entry *b = &m->bug_table[i];
+
+			if (b->line == kpt_warn_line)
+				return (unsigned long)&b->bug_addr_disp +
+				       b->bug_addr_disp;
+		}
+#endif
+		break;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kpt_reserved_site);
 
 /*
  * "trigger": writing N calls the shell-level targets N times each, so
