@@ -521,7 +521,7 @@ static void kpk_err_not_boundary(struct kunit *test)
 }
 
 /* A probe at @addr is refused with @err. */
-static void kpk_expect_refused(struct kunit *test, unsigned long addr, int err)
+static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
 {
 	struct kpk_probe *p = kpk_new(0);
 
@@ -547,12 +547,12 @@ static void kpk_err_reserved_text(struct kunit *test)
 	KUNIT_ASSERT_NE(test, call, 0);
 	KUNIT_ASSERT_NE(test, bug, 0);
 	if (jump) {
-		kpk_expect_refused(test, jump, busy);
-		kpk_expect_refused(test, jump + 1, busy);
+		kpk_expect_err_at(test, jump, busy);
+		kpk_expect_err_at(test, jump + 1, busy);
 	}
-	kpk_expect_refused(test, call, busy);
-	kpk_expect_refused(test, call + 4, busy);
-	kpk_expect_refused(test, bug, -EINVAL);
+	kpk_expect_err_at(test, call, busy);
+	kpk_expect_err_at(test, call + 4, busy);
+	kpk_expect_err_at(test, bug, -EINVAL);
 	KUNIT_EXPECT_EQ(test, kpt_static_fn(1), 2);
 	KUNIT_EXPECT_EQ(test, kpt_call_fn(1), 5);
 	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 4);
