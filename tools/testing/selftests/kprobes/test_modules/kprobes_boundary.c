@@ -1004,6 +1004,14 @@ static void kpb_smp(struct kunit *test, struct kpb_fn *fn)
 		long start;
 		int ret;
 
+		/*
+		 * Upstream runs a probed "loop" once too often (see
+		 * kpb_upstream_loop()): with %rcx at 0 it wraps, and the
+		 * other CPU spins on for 2^64 rounds (a soft lockup, seen
+		 * once).  Not tried there.
+		 */
+		if (kpb_upstream_loop(fn, off))
+			continue;
 		WRITE_ONCE(w->off, off);
 		WRITE_ONCE(w->post, post);
 		ret = kpb_register(fn, off, post);
