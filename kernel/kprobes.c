@@ -1926,16 +1926,15 @@ static bool in_preamble(unsigned long addr)
 enum { RSV_JUMP, RSV_CALL, RSV_BUG };
 
 struct rsv_site {
-	u32	off;		/* address - index base */
-	u8	len;		/* bytes reserved; a BUG is its address only */
-	u8	kind;		/* RSV_* */
-	u8	init;		/* in init text */
+	unsigned long	addr;
+	u8		len;		/* bytes reserved; a BUG is its address only */
+	u8		kind;		/* RSV_* */
+	u8		init;		/* in init text */
 };
 
 struct rsv_index {
 	struct list_head	node;		/* on rsv_modules */
 	struct module		*mod;		/* NULL: the core kernel */
-	unsigned long		base;
 	unsigned int		n;
 	struct rsv_site		site[] __counted_by(n);
 };
@@ -1998,114 +1997,79 @@ static void rsv_tables_get(struct module *mod, struct rsv_tables *t)
 #endif
 }
 
-/*
- * Site @i of @t (jump labels, then static calls, then BUGs): its address,
- * length, kind and whether it lies in init text.  False for a site that no
- * longer exists: a core jump label or static call in the init text freed
- * after boot, which the kernel's own checks skip as well.
- */
-static bool rsv_site_at(struct module *mod, struct rsv_tables *t,
-			unsigned int i, unsigned long *addr, u8 *len, u8 *kind,
-			u8 *init)
+static void rsv_push(struct rsv_index *x, struct module *mod,
+		     unsigned long addr, u8 len, u8 kind)
 {
-	if (i < t->njump) {
-#ifdef CONFIG_JUMP_LABEL
-		struct jump_entry *j = &t->jump[i];
+	struct rsv_site *r = &x->site[x->n++];
 
-		if (!mod && jump_entry_is_init(j))
-			return false;
-		*addr = jump_entry_code(j);
-		*len = jump_entry_size(j);
-		*kind = RSV_JUMP;
-		*init = mod && within_module_init(*addr, mod);
-		return true;
-#endif
-	}
-	i -= t->njump;
-	if (i < t->ncall) {
-#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
-		struct static_call_site *c = &t->call[i];
-
-		/* key: relative, with the site's flags in its low bits */
-		if (!mod && (((long)&c->key + c->key) & STATIC_CALL_SITE_INIT))
-			return false;
-		*addr = (unsigned long)&c->addr + c->addr;
-		*len = CALL_INSN_SIZE;
-		*kind = RSV_CALL;
-		*init = mod && within_module_init(*addr, mod);
-		return true;
-#endif
-	}
-	i -= t->ncall;
-#ifdef CONFIG_GENERIC_BUG
-#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
-	*addr = (unsigned long)&t->bug[i].bug_addr_disp + t->bug[i].bug_addr_disp;
-#else
-	*addr = t->bug[i].bug_addr;
-#endif
-	*len = 1;
-	*kind = RSV_BUG;
-	*init = 0;
-	return true;
-#else
-	return false;
-#endif
+	r->addr = addr;
+	r->len = len;
+	r->kind = kind;
+	r->init = mod && within_module_init(addr, mod);
 }
 
 static int rsv_site_cmp(const void *a, const void *b)
 {
 	const struct rsv_site *x = a, *y = b;
 
-	return x->off < y->off ? -1 : x->off > y->off;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /*
- * Build the index of @mod's text (NULL: the core kernel's).  Jump label
- * sizes come from decoding each site, under jump_label_lock() so that none
- * is caught half-patched.  NULL on allocation failure or an owner whose
- * sites span more than 4 GiB; the tables are walked then.
+ * Build the index of @mod's text (NULL: the core kernel's), in one pass
+ * over its tables.  The core's jump labels and static calls in the init
+ * text freed after boot are left out, as the kernel's own checks skip
+ * them.  Jump label sizes come from decoding each site, under
+ * jump_label_lock() so that none is caught half-patched.  NULL on
+ * allocation failure; the tables are walked then.
  */
 static struct rsv_index *rsv_build(struct module *mod)
 {
-	unsigned long addr, lo = ULONG_MAX, hi = 0;
-	unsigned int i, n = 0, total;
 	struct rsv_tables t;
 	struct rsv_index *x;
-	u8 len, kind, init;
 
 	rsv_tables_get(mod, &t);
-	total = t.njump + t.ncall + t.nbug;
-	x = kvzalloc(struct_size(x, site, total), GFP_KERNEL);
+	x = kvzalloc(struct_size(x, site, t.njump + t.ncall + t.nbug),
+		     GFP_KERNEL);
 	if (!x)
 		return NULL;
-	x->n = total;
+	x->mod = mod;
+#ifdef CONFIG_JUMP_LABEL
 	jump_label_lock();
-	for (i = 0; i < total; i++) {
-		if (!rsv_site_at(mod, &t, i, &addr, &len, &kind, &init))
+	for (unsigned int i = 0; i < t.njump; i++) {
+		struct jump_entry *j = &t.jump[i];
+
+		if (!mod && jump_entry_is_init(j))
 			continue;
-		lo = min(lo, addr);
-		hi = max(hi, addr);
-		x->site[n].len = len;
-		x->site[n].kind = kind;
-		x->site[n].init = init;
-		/* the address until the base is known */
-		x->site[n].off = i;
-		n++;
-	}
-	if (n && hi - lo > U32_MAX) {
-		jump_label_unlock();
-		kvfree(x);
-		return NULL;
-	}
-	x->n = n;
-	x->base = n ? lo : 0;
-	for (i = 0; i < n; i++) {
-		rsv_site_at(mod, &t, x->site[i].off, &addr, &len, &kind, &init);
-		x->site[i].off = addr - x->base;
+		rsv_push(x, mod, jump_entry_code(j), jump_entry_size(j),
+			 RSV_JUMP);
 	}
 	jump_label_unlock();
-	sort(x->site, n, sizeof(x->site[0]), rsv_site_cmp, NULL);
-	x->mod = mod;
+#endif
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
+	for (unsigned int i = 0; i < t.ncall; i++) {
+		struct static_call_site *c = &t.call[i];
+
+		/* key: relative, with the site's flags in its low bits */
+		if (!mod && (((long)&c->key + c->key) & STATIC_CALL_SITE_INIT))
+			continue;
+		rsv_push(x, mod, (unsigned long)&c->addr + c->addr,
+			 CALL_INSN_SIZE, RSV_CALL);
+	}
+#endif
+#ifdef CONFIG_GENERIC_BUG
+	for (unsigned int i = 0; i < t.nbug; i++) {
+		struct bug_entry *b = &t.bug[i];
+
+#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
+		rsv_push(x, mod, (unsigned long)&b->bug_addr_disp +
+			 b->bug_addr_disp, 1, RSV_BUG);
+#else
+		rsv_push(x, mod, b->bug_addr, 1, RSV_BUG);
+#endif
+	}
+#endif
+	sort(x->site, x->n, sizeof(x->site[0]), rsv_site_cmp, NULL);
 	return x;
 }
 
@@ -2120,23 +2084,20 @@ static int rsv_find(const struct rsv_index *x, unsigned long start,
 	unsigned int lo = 0, hi = x->n;
 	unsigned long from;
 
-	if (!x->n || end <= x->base)
-		return -1;
 	/* the first site that can reach @start */
-	from = start > x->base + RSV_MAX_LEN ? start - x->base - RSV_MAX_LEN : 0;
+	from = start > RSV_MAX_LEN ? start - RSV_MAX_LEN : 0;
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
-		if (x->site[mid].off < from)
+		if (x->site[mid].addr < from)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < x->n && x->base + x->site[lo].off < end; lo++) {
+	for (; lo < x->n && x->site[lo].addr < end; lo++) {
 		const struct rsv_site *r = &x->site[lo];
-		unsigned long a = x->base + r->off;
 
-		if (a + r->len > start && (kinds & BIT(r->kind)) &&
+		if (r->addr + r->len > start && (kinds & BIT(r->kind)) &&
 		    (init || !r->init))
 			return r->kind;
 	}
