@@ -815,6 +815,104 @@ static int ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
 	return ftrace_set_filter_ips(&kf->ops, ips, n, 1, 0);
 }
 
+/*
+ * Taking an address out of an ftrace_ops' filter costs a pass over every
+ * ftrace record in the kernel, milliseconds, where the rest of
+ * unregistering a probe costs microseconds.  So a site disarmed from the
+ * plain ops (kprobe_ftrace_ops[0]) leaves its address in the filter for a
+ * while: the handler ignores calls for an address whose site is gone or
+ * no longer names that ops, and ftrace_lazy_work takes out everything
+ * left there in one update, HZ / 10 later.  A site armed again at such
+ * an address in the meantime takes it back without any update.  The
+ * IPMODIFY ops is always left at once: the claim it makes on a function
+ * would keep a livepatch out of it.  Text that is about to be freed
+ * flushes the lot first (kill_sites_in()).
+ */
+struct ftrace_lazy_ip {
+	struct hlist_node	node;
+	unsigned long		ip;
+};
+
+#define FTRACE_LAZY_BITS	8
+static struct hlist_head ftrace_lazy_hash[1 << FTRACE_LAZY_BITS];
+static unsigned int ftrace_lazy_count;
+
+static void ftrace_lazy_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(ftrace_lazy_work, ftrace_lazy_fn);
+
+static struct hlist_head *ftrace_lazy_bucket(unsigned long ip)
+{
+	return &ftrace_lazy_hash[hash_long(ip, FTRACE_LAZY_BITS)];
+}
+
+/* Keep @ip in the plain ops' filter for now; false if that cannot be. */
+static bool ftrace_lazy_add(unsigned long ip)
+{
+	struct ftrace_lazy_ip *l = kmalloc(sizeof(*l), GFP_KERNEL);
+
+	if (!l)
+		return false;
+	l->ip = ip;
+	hlist_add_head(&l->node, ftrace_lazy_bucket(ip));
+	ftrace_lazy_count++;
+	schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
+	return true;
+}
+
+/* Take @ip back for a site armed in the plain ops: is it still there? */
+static bool ftrace_lazy_get(unsigned long ip)
+{
+	struct ftrace_lazy_ip *l;
+
+	hlist_for_each_entry(l, ftrace_lazy_bucket(ip), node) {
+		if (l->ip == ip) {
+			hlist_del(&l->node);
+			kfree(l);
+			ftrace_lazy_count--;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Take every address left in the plain ops' filter out, in one update. */
+static void ftrace_lazy_flush(void)
+{
+	struct ftrace_lazy_ip *l;
+	struct hlist_node *tmp;
+	unsigned long *ips;
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!ftrace_lazy_count)
+		return;
+	ips = kmalloc_array(ftrace_lazy_count, sizeof(*ips), GFP_KERNEL);
+	for (i = 0; i < ARRAY_SIZE(ftrace_lazy_hash); i++) {
+		hlist_for_each_entry_safe(l, tmp, &ftrace_lazy_hash[i], node) {
+			if (ips)
+				ips[n++] = l->ip;
+			hlist_del(&l->node);
+			kfree(l);
+		}
+	}
+	ftrace_lazy_count = 0;
+	/* Once ftrace is dead its filters no longer matter. */
+	if (READ_ONCE(kprobe_ftrace_disabled)) {
+		kfree(ips);
+		return;
+	}
+	if (!ips || ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, false))
+		pr_warn("ftrace kept disarmed probes in its filter\n");
+	kfree(ips);
+}
+
+static void ftrace_lazy_fn(struct work_struct *work)
+{
+	mutex_lock(&kprobe_mutex);
+	ftrace_lazy_flush();
+	mutex_unlock(&kprobe_mutex);
+}
+
 /* Is @s carried by the ftrace_ops that claims IPMODIFY? */
 static bool ftrace_site_ipmod(struct kprobe_site *s)
 {
@@ -893,9 +991,13 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	memset(nadd, 0, sizeof(nadd));
 	list_for_each_entry(s, batch, batch) {
 		want = ftrace_site_want(s, arm);
-		if ((s->flags & KSITE_FTRACE) && want >= 0 &&
-		    ftrace_site_at(s) != want)
-			add[want][nadd[want]++] = (unsigned long)s->addr;
+		if (!(s->flags & KSITE_FTRACE) || want < 0 ||
+		    ftrace_site_at(s) == want)
+			continue;
+		/* still in the plain ops' filter: nothing to update */
+		if (want == 0 && ftrace_lazy_get((unsigned long)s->addr))
+			continue;
+		add[want][nadd[want]++] = (unsigned long)s->addr;
 	}
 	for (i = 0; i < 2; i++)
 		err[i] = ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
@@ -913,6 +1015,8 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		if (at == want || (want >= 0 && err[want]))
 			continue;
 		ftrace_site_carry(s, want);
+		if (at == 0 && ftrace_lazy_add((unsigned long)s->addr))
+			continue;
 		if (at >= 0)
 			del[at][ndel[at]++] = (unsigned long)s->addr;
 	}
@@ -934,6 +1038,10 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 static bool ftrace_site_ipmod(struct kprobe_site *s)
 {
 	return false;
+}
+
+static void ftrace_lazy_flush(void)
+{
 }
 
 static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
@@ -2808,7 +2916,10 @@ static void kill_sites_in(bool (*doomed)(unsigned long addr, void *data),
 	int i;
 
 	lockdep_assert_held(&kprobe_mutex);
-	/* Ftrace sites leave its filter first, all in one update. */
+	/*
+	 * Ftrace sites leave its filter first, all in one update, and so do
+	 * the addresses kept there for later.
+	 */
 	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
 		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
 			if ((s->flags & KSITE_FTRACE) && (s->flags & KSITE_ARMED) &&
@@ -2819,6 +2930,7 @@ static void kill_sites_in(bool (*doomed)(unsigned long addr, void *data),
 	sites_set_armed(&ftrace, false);
 	while (!list_empty(&ftrace))
 		list_del_init(ftrace.next);
+	ftrace_lazy_flush();
 
 	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash); i++) {
 		hlist_for_each_entry_safe(s, tmp, &kprobe_site_hash[i], node) {
