@@ -2,8 +2,7 @@
 """make test-judge: the judge (harness/ktap.py) on recorded logs.
 
 The logs under harness/judge/ were recorded from a green `make test`
-(base configuration: the full pass, then the second, single-threaded TCG
-pass) and a green `make run`.  Each check below changes them the way a
+(the base configuration's boot) and a green `make run`.  Each check below changes them the way a
 broken run would look (a suite lost, a plan cut short, ftracetest killed
 half-way, a skip nobody declared, a splat...), feeds them to ktap.py with
 the expectation file the real run uses, and checks the verdict: red with
@@ -11,9 +10,8 @@ the expected reason, or green for the logs as recorded.  No kernel boots.
 
 When the suite or harness/expected-ours changes, the recorded logs must
 come from a green run of the new suite (the first check fails until then):
-after `make test`, copy build/logs/test-ours.{log,out} and
-test-smp-ours.{log,out} here as test.* and test-smp.*, and after
-`make run`, build/logs/run-ours.{log,out} as run.*.
+after `make test`, copy build/logs/test-ours.{log,out} here as test.*,
+and after `make run`, build/logs/run-ours.{log,out} as run.*.
 """
 import os
 import re
@@ -32,8 +30,7 @@ def load(name):
         return f.read().split('\n')
 
 
-BOOTS = {'test': (load('test.log'), load('test.out')),
-         'test-smp': (load('test-smp.log'), load('test-smp.out'))}
+BOOTS = {'test': (load('test.log'), load('test.out'))}
 RUN = (load('run.log'), load('run.out'))
 
 
@@ -176,12 +173,12 @@ CHECKS = [
     lost('the perf PMU', 'perf_kprobe_pmu', 'no kprobe PMU'),
     lost('the kprobes_perf helper', 'perf_kretprobe_pmu', 'no ./kprobes_perf'),
     ('a declared skip, for another reason',
-     mutate('test', 'log', sub(r'kps_threads_patching # SKIP .*',
-                               'kps_threads_patching # SKIP no second CPU')),
-     (), None, 1, r'kps_threads_patching skipped, and no skip'),
+     mutate('test', 'out', sub(r'with maxactive # SKIP .*',
+                               'with maxactive # SKIP no second CPU')),
+     (), None, 1, r'with maxactive skipped, and no skip'),
     ('the second CPU lost',
-     mutate('test-smp', 'out', sub(r'^ok (\d+) cpus$', r'not ok \1 cpus')),
-     (), None, 1, r'FAIL: test-smp: suite: cpus'),
+     mutate('test', 'out', sub(r'^ok (\d+) cpus$', r'not ok \1 cpus')),
+     (), None, 1, r'FAIL: suite: cpus'),
     ('a KUnit suite whose cases all skipped',
      mutate('test', 'log', first_three_kunit_cases_skip), (), None, 1,
      r'kprobes_blacklist: every one of its \d+ case\(s\) skipped'),
@@ -208,7 +205,7 @@ CHECKS = [
      r'never reported its exit status'),
     ('no end marker', mutate('test', 'out', drop(r'^KTEST-END$')), (), None, 1,
      r'no end marker'),
-    ('a timeout', BOOTS, (), {'test-smp': 124}, 1, r'test-smp: the guest did not finish'),
+    ('a timeout', BOOTS, (), {'test': 124}, 1, r'the guest did not finish'),
     ('a failure the expectation file lists (a deliberate difference)',
      mutate('test', 'out', lambda ls: sub(r'exit status 0', 'exit status 1')(
          sub(r'^ok (\d+) samples$', r'not ok \1 samples')(ls))),

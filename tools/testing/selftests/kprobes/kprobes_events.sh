@@ -141,9 +141,9 @@ t_livepatch_kprobe()
 	# Livepatch transitions and ftrace rewrite text the other vCPU runs:
 	# under multi-threaded TCG that hung a preempt guest twice (a task
 	# never switching, RCU tasks stalled on it, user space starved), so
-	# the case runs in the single-threaded second pass.
+	# the case runs under single-threaded TCG only (every make test boot).
 	grep -q 'ktest\.tcg=single' /proc/cmdline ||
-		{ why="cross_cpu=0: runs in the single-threaded TCG pass"; return 2; }
+		{ why="cross_cpu=0: multi-threaded TCG (TCG=multi)"; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	[ -d /sys/kernel/livepatch ] || fail "no /sys/kernel/livepatch (CONFIG_LIVEPATCH)" ||
 		return

@@ -57,8 +57,8 @@ FT_TESTS="add_and_remove busy_check kprobe_args kprobe_args_char
 	probepoint profile
 	kprobe_trace_profile kprobe_offset_boundary kprobe_function_tracer
 	kretprobe_retval_size kretprobe_list_type"
-# ktest.only=NAME,NAME,... runs only those cases (the harness's second
-# pass, under single-threaded TCG, runs the cross-CPU patching cases).
+# ktest.only=NAME,NAME,... runs only those cases (KTEST_ONLY, one-off
+# runs).
 ONLY=
 # The CPUs the harness gave the guest (ktest.cpus=N): all must be online.
 CPUS=
