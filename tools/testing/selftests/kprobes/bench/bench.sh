@@ -5,7 +5,8 @@
 # kprobes_bench.ko, take every figure in turn, print the BENCH lines the
 # module logged.  The optimized figure is taken first, in the boot's
 # default state (debug.kprobes-optimization=1), the breakpoint figures
-# with jump optimization off, the registration figures with it on again.
+# with jump optimization off (and figures 9 and 10 once that way too),
+# the registration figures with it on again.
 cd "$(dirname "$0")" || exit 1
 opt=/proc/sys/debug/kprobes-optimization
 run=/sys/module/kprobes_bench/parameters/run
@@ -38,7 +39,8 @@ grep -q 'kpb_asm_target+0x0.*OPTIMIZED' "$list" ||
 sleep 1
 take optimized
 echo 0 > "$opt"
-for f in post boosted ftrace kretprobe kprobe_kretprobe lookup smp; do
+for f in post boosted ftrace kretprobe kprobe_kretprobe lookup smp \
+	single_noopt batch_noopt; do
 	take "$f"
 done
 echo 1 > "$opt"
@@ -55,6 +57,7 @@ fi
 if insmod ./kprobes_bench_funcs.ko; then
 	take scale
 	take shapes
+	take entries
 	rmmod kprobes_bench_funcs
 else
 	echo "BENCH-ERROR scale insmod kprobes_bench_funcs.ko failed"

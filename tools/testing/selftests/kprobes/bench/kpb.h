@@ -10,6 +10,7 @@
 #define KPB_NFUNCS	10000	/* functions of kprobes_bench_funcs.ko (figure 11) */
 #define KPB_NSHAPE	200	/* functions of each first instruction (figure 12) */
 #define KPB_NSHAPES	5	/* kpb_shapes[]: KPB_FIRST_NOP to _66 (kpb_gen.S) */
+#define KPB_NCFUNCS	1000	/* C functions with ftrace calls (figure 13) */
 
 #ifndef __ASSEMBLY__
 typedef int (*kpb_fn_t)(int);
@@ -28,6 +29,9 @@ extern const kpb_fn_t kpb_funcs[KPB_NFUNCS];
  * instruction KPB_FIRST_NOP ... KPB_FIRST_66, kpb_shapes[first - 1].
  */
 extern const kpb_fn_t *const kpb_shapes[KPB_NSHAPES];
+
+/* In kprobes_bench_funcs.ko too: KPB_NCFUNCS C functions (kpb_cfuncs.awk). */
+extern const kpb_fn_t kpb_cfuncs[KPB_NCFUNCS];
 #else
 #include "kpb_gen.S"
 #endif

@@ -708,6 +708,37 @@ out:
 	return ret;
 }
 
+/*
+ * Figure 13: KPB_NCFUNCS probes on the entries of C functions, where the
+ * ftrace call is (kprobes_bench_funcs.ko): one at a time, then in one
+ * register_kprobes() call.
+ */
+static int kpb_fig_entries(const char *name)
+{
+	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	struct kprobe *kps = NULL, **ptrs = NULL;
+	int ret = -ENOENT;
+
+	if (!funcs) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", ret);
+		return ret;
+	}
+	ret = -ENOMEM;
+	kps = kvcalloc(KPB_NCFUNCS, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(KPB_NCFUNCS, sizeof(*ptrs), GFP_KERNEL);
+	if (kps && ptrs) {
+		ret = kpb_time_n(*funcs, kps, ptrs, KPB_NCFUNCS, false,
+				 "entry_single");
+		if (!ret)
+			ret = kpb_time_n(*funcs, kps, ptrs, KPB_NCFUNCS, true,
+					 "entry_batch");
+	}
+	kvfree(ptrs);
+	kvfree(kps);
+	symbol_put(kpb_cfuncs);
+	return ret;
+}
+
 static int kpb_fig_call(const char *name, kpb_fn_t fn)
 {
 	kpb_report(name, kpb_measure(fn), HITS);
@@ -740,14 +771,17 @@ static int kpb_run(const char *name)
 		return kpb_fig_lookup(name);
 	if (!strcmp(name, "smp"))
 		return kpb_fig_smp(name);
-	if (!strcmp(name, "single"))
+	/* _noopt: the same, taken with debug.kprobes-optimization at 0 */
+	if (!strcmp(name, "single") || !strcmp(name, "single_noopt"))
 		return kpb_fig_register(name, false);
-	if (!strcmp(name, "batch"))
+	if (!strcmp(name, "batch") || !strcmp(name, "batch_noopt"))
 		return kpb_fig_register(name, true);
 	if (!strcmp(name, "scale"))
 		return kpb_fig_scale(name);
 	if (!strcmp(name, "shapes"))
 		return kpb_fig_shapes(name);
+	if (!strcmp(name, "entries"))
+		return kpb_fig_entries(name);
 	return -EINVAL;
 }
 
@@ -770,7 +804,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, scale");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries");
 
 static int __init kpb_init(void)
 {
