@@ -12,6 +12,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/irqflags.h>
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
@@ -796,6 +797,44 @@ static void kpk_change_path_no_post(struct kunit *test)
 }
 
 /*
+ * A probe on an ftrace site that is disabled or unregistered leaves its
+ * address in ftrace's filter for a while (ours: ftrace_lazy_work in
+ * kernel/kprobes.c).  Calls in that time run no handler and count no
+ * miss, and the probe enabled, or registered there again, at once fires
+ * at once, and still fires once the addresses left behind have been
+ * taken out of the filter.
+ */
+static void kpk_ftrace_rearm(struct kunit *test)
+{
+	struct kpk_probe *p;
+	int round;
+
+	/* What earlier cases left in ftrace's filter is out by then. */
+	msleep(300);
+	for (round = 0; round < 3; round++) {
+		p = kpk_new(0);
+		p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+		KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+		KUNIT_EXPECT_EQ(test, disable_kprobe(&p->kp), 0);
+		KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+		KUNIT_EXPECT_EQ(test, enable_kprobe(&p->kp), 0);
+		KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+		/* past the update that takes out what was left behind */
+		msleep(300);
+		KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 3);
+		kpk_unregister(test, p);
+		KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 3);
+		KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+	}
+}
+
+/*
  * cli, sti and popf, each probed with a pre_handler alone and with a post
  * handler too: the interrupt flag ends up exactly as the instruction
  * leaves it, the pre_handler sees it as it was before, the post_handler
@@ -1262,6 +1301,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_post_handler),
 	KUNIT_CASE(kpk_change_path),
 	KUNIT_CASE(kpk_change_path_no_post),
+	KUNIT_CASE(kpk_ftrace_rearm),
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),
