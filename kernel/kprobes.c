@@ -859,6 +859,18 @@ static bool ftrace_lazy_add(unsigned long ip)
 	return true;
 }
 
+/* Is @ip still in the plain ops' filter, left there by a disarmed site? */
+static bool ftrace_lazy_has(unsigned long ip)
+{
+	struct ftrace_lazy_ip *l;
+
+	hlist_for_each_entry(l, ftrace_lazy_bucket(ip), node) {
+		if (l->ip == ip)
+			return true;
+	}
+	return false;
+}
+
 /* Take @ip back for a site armed in the plain ops: is it still there? */
 static bool ftrace_lazy_get(unsigned long ip)
 {
@@ -906,13 +918,6 @@ static void ftrace_lazy_flush(void)
 	kfree(ips);
 }
 
-static void ftrace_lazy_fn(struct work_struct *work)
-{
-	mutex_lock(&kprobe_mutex);
-	ftrace_lazy_flush();
-	mutex_unlock(&kprobe_mutex);
-}
-
 /* Is @s carried by the ftrace_ops that claims IPMODIFY? */
 static bool ftrace_site_ipmod(struct kprobe_site *s)
 {
@@ -944,6 +949,167 @@ static int ftrace_site_want(struct kprobe_site *s, bool arm)
 }
 
 /*
+ * Entry probes go live at once.  Registering one probe on a function's
+ * entry would otherwise cost a whole ftrace update, milliseconds, before
+ * register_kprobe() returns.  So a site that wants the plain ops, while
+ * ftrace's nop is there untouched, is first armed with a breakpoint on the
+ * nop's first byte, like any other site: the breakpoint handler runs its
+ * probes as the ftrace handler would and resumes past the nop.
+ * ftrace_lazy_work later hands all such sites to ftrace in one update of
+ * the plain ops' filter.  Ftrace's own write takes the int3 over: it
+ * expects its nop there, and kprobe_ftrace_yield() tells it the breakpoint
+ * is ours to give up; ftrace then rewrites the site through
+ * text_poke_bp(), whose own breakpoint handler emulates the new call, so
+ * every call is seen, by one path or the other.  site->ftrace_bp says
+ * where a site is in this (under text_mutex): KSITE_BP_OURS, our int3 is
+ * there; KSITE_BP_YIELDED, ftrace took it over.  Another ftrace user that
+ * enables the function in the meantime takes it over too; its call does
+ * not reach our handler until the hand-off, which it therefore brings
+ * forward to at once.
+ */
+static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
+static struct delayed_work arm_sync_work;
+
+/*
+ * @s, armed by a breakpoint, leaves that state: ftrace carries it now, or
+ * it is being disarmed.  Our int3, if ftrace did not take it over, goes.
+ * text_mutex held; arch_kprobe_poke_finish() to follow.
+ */
+static void ftrace_site_bp_drop(struct kprobe_site *s)
+{
+	lockdep_assert_held(&text_mutex);
+	if (s->ftrace_bp == KSITE_BP_OURS)
+		arch_kprobe_ftrace_bp(s, false);
+	s->ftrace_bp = KSITE_BP_NONE;
+	ftrace_bp_count--;
+}
+
+/*
+ * Sites of @batch armed by a breakpoint that ftrace_sites_set_armed()
+ * moved away from the plain ops (disarmed, or carried by the other ops
+ * now) leave the breakpoint state.
+ */
+static void ftrace_sites_bp_settle(struct list_head *batch)
+{
+	struct kprobe_site *s;
+
+	if (!ftrace_bp_count)
+		return;
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, batch, batch) {
+		if (s->ftrace_bp && ftrace_site_at(s) != 0)
+			ftrace_site_bp_drop(s);
+	}
+	arch_kprobe_poke_finish();
+	mutex_unlock(&text_mutex);
+}
+
+/* Arm the sites of @batch that can go live as breakpoints, as above. */
+static void ftrace_sites_bp_arm(struct list_head *batch)
+{
+	struct kprobe_site *s;
+	unsigned int n = 0;
+
+	if (READ_ONCE(kprobe_ftrace_disabled))
+		return;
+	mutex_lock(&text_mutex);
+	list_for_each_entry(s, batch, batch) {
+		if (!(s->flags & KSITE_FTRACE) || ftrace_site_at(s) >= 0 ||
+		    ftrace_site_want(s, true) != 0 ||
+		    ftrace_lazy_has((unsigned long)s->addr) ||
+		    !arch_kprobe_ftrace_bp(s, true))
+			continue;
+		s->ftrace_bp = KSITE_BP_OURS;
+		ftrace_site_carry(s, 0);
+		n++;
+	}
+	if (n) {
+		ftrace_bp_count += n;
+		schedule_delayed_work(&arm_sync_work, 1);
+		schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
+	}
+	mutex_unlock(&text_mutex);
+}
+
+/* Hand every site armed by a breakpoint over to ftrace, in one update. */
+static void ftrace_bp_hand_off(void)
+{
+	struct kprobe_site *s;
+	unsigned long *ips;
+	unsigned int i, n = 0;
+	int err;
+
+	lockdep_assert_held(&kprobe_mutex);
+	if (!ftrace_bp_count || READ_ONCE(kprobe_ftrace_disabled))
+		return;
+	ips = kmalloc_array(ftrace_bp_count, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		goto retry;
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash) && n < ftrace_bp_count; i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
+			if (s->ftrace_bp && n < ftrace_bp_count)
+				ips[n++] = (unsigned long)s->addr;
+		}
+	}
+	err = ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, true);
+	kfree(ips);
+	if (err) {
+		pr_warn("ftrace refused to take over %u entry probe(s): %d\n",
+			n, err);
+		goto retry;
+	}
+	mutex_lock(&text_mutex);
+	for (i = 0; i < ARRAY_SIZE(kprobe_site_hash) && ftrace_bp_count; i++) {
+		hlist_for_each_entry(s, &kprobe_site_hash[i], node) {
+			if (s->ftrace_bp)
+				ftrace_site_bp_drop(s);
+		}
+	}
+	arch_kprobe_poke_finish();
+	mutex_unlock(&text_mutex);
+	return;
+retry:
+	/* The breakpoints keep working meanwhile. */
+	schedule_delayed_work(&ftrace_lazy_work, HZ);
+}
+
+/**
+ * kprobe_ftrace_yield() - ftrace found an int3 where it expects its nop
+ * @ip: the ftrace call site
+ *
+ * Called by ftrace, under text_mutex, as it is about to rewrite @ip: is
+ * the breakpoint there one that kprobes armed on ftrace's nop ("Entry
+ * probes go live at once", section 4)?  If so, it is ftrace's from now on.
+ *
+ * Return: true if it was ours and ftrace may write over it.
+ */
+bool kprobe_ftrace_yield(unsigned long ip)
+{
+	struct kprobe_site *s;
+	bool ours = false;
+
+	lockdep_assert_held(&text_mutex);
+	rcu_read_lock();
+	s = kprobe_site_lookup(ip);
+	if (s && s->ftrace_bp == KSITE_BP_OURS) {
+		s->ftrace_bp = KSITE_BP_YIELDED;
+		ours = true;
+		/* Someone else's update: let ours carry the probe at once. */
+		mod_delayed_work(system_wq, &ftrace_lazy_work, 0);
+	}
+	rcu_read_unlock();
+	return ours;
+}
+
+static void ftrace_lazy_fn(struct work_struct *work)
+{
+	mutex_lock(&kprobe_mutex);
+	ftrace_lazy_flush();
+	ftrace_bp_hand_off();
+	mutex_unlock(&kprobe_mutex);
+}
+
+/*
  * Arm (@arm) the ftrace sites of @batch in the ftrace_ops their probes
  * call for, moving those armed in the other one, or disarm them.  On
  * failure (another IPMODIFY user on the function, no memory) the sites
@@ -957,6 +1123,8 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	struct kprobe_site *s;
 	int at, want, ret = 0, err[2] = {};
 
+	if (arm)
+		ftrace_sites_bp_arm(batch);
 	list_for_each_entry(s, batch, batch) {
 		if (!(s->flags & KSITE_FTRACE))
 			continue;
@@ -1015,6 +1183,9 @@ static int ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		if (at == want || (want >= 0 && err[want]))
 			continue;
 		ftrace_site_carry(s, want);
+		/* armed by a breakpoint: not in the plain ops' filter */
+		if (s->ftrace_bp)
+			continue;
 		if (at == 0 && ftrace_lazy_add((unsigned long)s->addr))
 			continue;
 		if (at >= 0)
@@ -1041,6 +1212,10 @@ static bool ftrace_site_ipmod(struct kprobe_site *s)
 }
 
 static void ftrace_lazy_flush(void)
+{
+}
+
+static void ftrace_sites_bp_settle(struct list_head *batch)
 {
 }
 
@@ -1099,6 +1274,7 @@ static int sites_set_armed(struct list_head *batch, bool arm)
 {
 	struct kprobe_site *s;
 	unsigned int nbp = 0;
+	int ret;
 
 	list_for_each_entry(s, batch, batch) {
 		if (!!(s->flags & KSITE_ARMED) != arm && !(s->flags & KSITE_FTRACE))
@@ -1119,7 +1295,9 @@ static int sites_set_armed(struct list_head *batch, bool arm)
 			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
 	}
-	return ftrace_sites_set_armed(batch, arm);
+	ret = ftrace_sites_set_armed(batch, arm);
+	ftrace_sites_bp_settle(batch);
+	return ret;
 }
 
 /*

@@ -235,8 +235,10 @@ extern unsigned long __stop_kprobe_blacklist[];
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
 void kprobe_ftrace_kill(void);
+bool kprobe_ftrace_yield(unsigned long ip);
 #else
 static inline void kprobe_ftrace_kill(void) { }
+static inline bool kprobe_ftrace_yield(unsigned long ip) { return false; }
 #endif
 
 #else /* !CONFIG_KPROBES */
@@ -295,6 +297,7 @@ static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
 
 static inline void kprobe_free_init_mem(void) { }
 static inline void kprobe_ftrace_kill(void) { }
+static inline bool kprobe_ftrace_yield(unsigned long ip) { return false; }
 
 #endif /* CONFIG_KPROBES */
 

@@ -54,6 +54,13 @@
 
 struct ftrace_ops;
 
+/* kprobe_site.ftrace_bp (kernel/kprobes.c, "Entry probes go live at once") */
+enum {
+	KSITE_BP_NONE,
+	KSITE_BP_OURS,		/* our int3 on ftrace's nop */
+	KSITE_BP_YIELDED,	/* ftrace's write took it over */
+};
+
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
@@ -62,6 +69,8 @@ struct kprobe_site {
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes.c). */
 	struct ftrace_ops	*fops;
+	/* KSITE_BP_*: an ftrace site armed by a breakpoint; text_mutex */
+	u8			ftrace_bp;
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
 	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
 	struct rcu_head		rcu;
@@ -101,6 +110,16 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset);
  */
 void arch_kprobe_poke(struct kprobe_site *s, bool arm);
 void arch_kprobe_poke_finish(void);
+
+/*
+ * An ftrace site (KSITE_FTRACE) armed by a breakpoint until ftrace carries
+ * it: write the breakpoint on the first byte of ftrace's nop at s->addr,
+ * or (!arm) put the nop's byte back.  False, and nothing written, when the
+ * text there is not the nop (or the breakpoint) expected.  Same rules as
+ * arch_kprobe_poke(); a hit on that breakpoint runs the site's probes as
+ * the ftrace handler would.
+ */
+bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm);
 
 /* Add the architecture's own forbidden ranges with kprobe_add_area_blacklist(). */
 int arch_populate_kprobe_blacklist(void);

@@ -40,6 +40,16 @@ enum {
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
 
+/* A hit on our breakpoint on ftrace's nop (ftrace.c). */
+#ifdef CONFIG_KPROBES_ON_FTRACE
+int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs);
+#else
+static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
 /* The end of a tracked step (step_entry.S) and its C half (core.c). */
 void kx_step_entry(void);
 void kx_step_done(struct pt_regs *regs);

@@ -78,6 +78,7 @@
 #include <linux/perf_event.h>
 
 #include <asm/alternative.h>
+#include <asm/nops.h>
 #include <asm/text-patching.h>
 #include <asm/insn.h>
 #include <asm/ibt.h>
@@ -203,7 +204,10 @@ int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
 	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE) {
 		preempt_disable();
 		s = kprobe_site_lookup(pos);
-		if (s && s->arch.how != KX_FTRACE) {
+		/* our breakpoint on ftrace's nop */
+		if (s && s->arch.how == KX_FTRACE && buf[0] == INT3_INSN_OPCODE) {
+			buf[0] = x86_nops[MCOUNT_INSN_SIZE][0];
+		} else if (s && s->arch.how != KX_FTRACE) {
 			if (kx_jumped(s)) {
 				ov->at = pos;
 				memcpy(ov->bytes, kx_orig_bytes(s), JMP32_INSN_SIZE);
@@ -614,6 +618,8 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		a->len = MCOUNT_INSN_SIZE;
 		a->opcode = buf[0];
 		*opcode = buf[0];
+		/* A breakpoint there (arch_kprobe_ftrace_bp()) has no copy. */
+		s->flags |= KSITE_ARCH_SLOW;
 		return 0;
 	}
 
@@ -814,6 +820,36 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 	perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte, INT3_INSN_SIZE);
 	kx_batch_dirty = true;
 }
+
+#ifdef CONFIG_KPROBES_ON_FTRACE
+/**
+ * arch_kprobe_ftrace_bp - arm an ftrace site with a breakpoint, or disarm it
+ * @s: the site, on a function's ftrace call site
+ * @arm: write the breakpoint (true) or put the nop's first byte back
+ *
+ * Only over ftrace's nop, untouched (or our breakpoint on it): anything
+ * else there belongs to ftrace.  Caller holds text_mutex.
+ *
+ * Return: true if the byte was written.
+ */
+bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
+{
+	const u8 *nop = x86_nops[MCOUNT_INSN_SIZE];
+	u8 cur[MCOUNT_INSN_SIZE];
+	u8 old = arm ? nop[0] : INT3_INSN_OPCODE;
+	u8 byte = arm ? INT3_INSN_OPCODE : nop[0];
+
+	lockdep_assert_held(&text_mutex);
+	if ((s->flags & KSITE_GONE) ||
+	    copy_from_kernel_nofault(cur, s->addr, MCOUNT_INSN_SIZE) ||
+	    cur[0] != old || memcmp(cur + 1, nop + 1, MCOUNT_INSN_SIZE - 1))
+		return false;
+	text_poke(s->addr, &byte, INT3_INSN_SIZE);
+	perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte, INT3_INSN_SIZE);
+	kx_batch_dirty = true;
+	return true;
+}
+#endif
 
 /**
  * arch_kprobe_poke_finish - make a batch of pokes visible everywhere
@@ -1162,6 +1198,9 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 			regs->ip = addr;
 			return 1;
 		}
+		/* Our breakpoint on ftrace's nop (arch_kprobe_ftrace_bp()). */
+		if (s)
+			return kx_ftrace_int3(s, regs);
 		return 0;
 	}
 

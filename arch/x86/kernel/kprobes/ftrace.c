@@ -28,6 +28,8 @@
 
 #include <asm/text-patching.h>
 
+#include "backend.h"
+
 /*
  * Redirected: ftrace resumes wherever regs->ip now points.  A handler that
  * claimed a redirection but left regs->ip where we put it would send the
@@ -75,6 +77,22 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 }
 
 NOKPROBE_SYMBOL(kx_ftrace_slow);
+
+/*
+ * A hit on the breakpoint that arms @s until ftrace carries it (see
+ * arch_kprobe_ftrace_bp()), regs->ip just past it: what ftrace's call
+ * would have done, then on past the nop.  Interrupts are off.
+ */
+int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
+{
+	unsigned long ip = (unsigned long)s->addr;
+
+	regs->ip = ip + MCOUNT_INSN_SIZE;
+	kx_ftrace_slow(s, ip, regs);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(kx_ftrace_int3);
 
 /**
  * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops

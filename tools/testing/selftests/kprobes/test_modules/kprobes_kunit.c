@@ -22,6 +22,8 @@
 #include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/nops.h>
+#include <asm/text-patching.h>
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -835,6 +837,48 @@ static void kpk_ftrace_rearm(struct kunit *test)
 }
 
 /*
+ * Ours: a probe on a function's entry goes live as a breakpoint on
+ * ftrace's nop, and ftrace carries it a tenth of a second later
+ * (kernel/kprobes.c, "Entry probes go live at once"); unregistered
+ * before that, the nop is back at once.  Upstream: ftrace carries it
+ * from the start.  Either way every call is a hit.
+ */
+static void kpk_ftrace_entry_live(struct kunit *test)
+{
+	static const u8 nop5[] = { BYTES_NOP5 };
+	struct kpk_probe *p;
+	u8 *text;
+
+	/* What earlier cases left in ftrace's filter is out by then. */
+	msleep(300);
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	text = (u8 *)p->kp.addr;
+	KUNIT_EXPECT_EQ(test, text[0],
+			upstream ? CALL_INSN_OPCODE : INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, text[0], nop5[0]);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	msleep(500);
+	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+}
+
+/*
  * cli, sti and popf, each probed with a pre_handler alone and with a post
  * handler too: the interrupt flag ends up exactly as the instruction
  * leaves it, the pre_handler sees it as it was before, the post_handler
@@ -1302,6 +1346,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_change_path),
 	KUNIT_CASE(kpk_change_path_no_post),
 	KUNIT_CASE(kpk_ftrace_rearm),
+	KUNIT_CASE(kpk_ftrace_entry_live),
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),
