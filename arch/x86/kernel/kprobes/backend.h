@@ -40,9 +40,11 @@ enum {
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
 
-/* A hit on our breakpoint on ftrace's nop (ftrace.c). */
+/* A hit on our breakpoint on ftrace's nop (ftrace.c, ftrace_entry.S). */
 #ifdef CONFIG_KPROBES_ON_FTRACE
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs);
+void kx_ftrace_bp_entry(void);
+void kx_ftrace_bp_handler(struct pt_regs *regs);
 #else
 static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 {

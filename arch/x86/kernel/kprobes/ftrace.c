@@ -80,19 +80,37 @@ NOKPROBE_SYMBOL(kx_ftrace_slow);
 
 /*
  * A hit on the breakpoint that arms @s until ftrace carries it (see
- * arch_kprobe_ftrace_bp()), regs->ip just past it: what ftrace's call
- * would have done, then on past the nop.  Interrupts are off.
+ * arch_kprobe_ftrace_bp()), regs->ip just past it.  The handlers are not
+ * run here, in the trap: the breakpoint becomes the call ftrace's would
+ * be, to kx_ftrace_bp_entry (ftrace_entry.S), which runs them in the
+ * probed context as the ftrace handler does.
  */
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 {
-	unsigned long ip = (unsigned long)s->addr;
-
-	regs->ip = ip + MCOUNT_INSN_SIZE;
-	kx_ftrace_slow(s, ip, regs);
+	int3_emulate_call(regs, (unsigned long)kx_ftrace_bp_entry);
 	return 1;
 }
 
 NOKPROBE_SYMBOL(kx_ftrace_int3);
+
+/*
+ * Called by kx_ftrace_bp_entry with the probed context, regs->ip just
+ * past ftrace's nop: as kprobe_ftrace_handler(), for a site whatever
+ * ftrace_ops carries it (none yet).
+ */
+void kx_ftrace_bp_handler(struct pt_regs *regs)
+{
+	unsigned long ip = regs->ip - MCOUNT_INSN_SIZE;
+	struct kprobe_site *s;
+
+	preempt_disable_notrace();
+	s = kprobe_site_find(ip);
+	if (s)
+		kx_ftrace_slow(s, ip, regs);
+	preempt_enable_notrace();
+}
+
+NOKPROBE_SYMBOL(kx_ftrace_bp_handler);
 
 /**
  * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops
