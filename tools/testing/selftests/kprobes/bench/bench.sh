@@ -58,6 +58,10 @@ if insmod ./kprobes_bench_funcs.ko; then
 	take scale
 	take shapes
 	take entries
+	# Figure 14: the same entries, attached from user space the way
+	# tools do: kprobe_events lines, and the perf kprobe PMU.
+	./kpb_attach events
+	./kpb_attach pmu
 	rmmod kprobes_bench_funcs
 else
 	echo "BENCH-ERROR scale insmod kprobes_bench_funcs.ko failed"

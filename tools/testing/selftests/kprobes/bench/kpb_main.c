@@ -751,6 +751,25 @@ static int kpb_fig_entries(const char *name)
 	return ret;
 }
 
+/*
+ * For figure 14 (kpb_attach, in user space): call each of figure 13's
+ * functions once, so that the probes a tool attached to them count a hit.
+ */
+static int kpb_cfuncs_call(const char *name)
+{
+	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	int i;
+
+	if (!funcs) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+		return -ENOENT;
+	}
+	for (i = 0; i < KPB_NCFUNCS; i++)
+		(*funcs)[i](i);
+	symbol_put(kpb_cfuncs);
+	return 0;
+}
+
 static int kpb_fig_call(const char *name, kpb_fn_t fn)
 {
 	kpb_report(name, kpb_measure(fn), HITS);
@@ -794,6 +813,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_shapes(name);
 	if (!strcmp(name, "entries"))
 		return kpb_fig_entries(name);
+	if (!strcmp(name, "cfuncs_call"))
+		return kpb_cfuncs_call(name);
 	return -EINVAL;
 }
 
@@ -816,7 +837,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries, cfuncs_call");
 
 static int __init kpb_init(void)
 {
