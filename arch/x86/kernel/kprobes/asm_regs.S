@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Included by the assembly of the x86 kprobes backend (trampoline.S,
- * opt_entry.S, step_entry.S): fill and reload the struct pt_regs that
- * %rsp points at.
+ * opt_entry.S, step_entry.S, ftrace_entry.S): fill and reload the struct
+ * pt_regs that %rsp points at.
  */
 #ifndef _X86_KPROBES_ASM_REGS_S
 #define _X86_KPROBES_ASM_REGS_S
@@ -87,6 +87,24 @@
 	leaq	PTREGS_SIZE(%rsp), %rsp
 	UNWIND_HINT_FUNC
 	RET
+.endm
+
+/*
+ * The body of code reached by a call whose return address is also where
+ * the context resumes unless a handler says otherwise (step_entry.S,
+ * ftrace_entry.S): save the context with regs->ip that return address,
+ * call \handler with the pt_regs, then return to whatever regs->ip holds.
+ */
+.macro KX_CALL_AND_RESUME_AT_IP handler
+	KX_ENTER_FROM_SLOT
+	movq	PTREGS_SIZE(%rsp), %rax
+	movq	%rax, RIP(%rsp)
+	movq	%rsp, %rdi
+	UNWIND_HINT_REGS
+	call	\handler
+	movq	RIP(%rsp), %rax
+	movq	%rax, PTREGS_SIZE(%rsp)
+	KX_RETURN_TO_SLOT_CALLER
 .endm
 
 #endif /* _X86_KPROBES_ASM_REGS_S */

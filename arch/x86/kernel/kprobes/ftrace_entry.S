@@ -25,14 +25,6 @@
 SYM_CODE_START(kx_ftrace_bp_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
-	KX_ENTER_FROM_SLOT
-	movq	PTREGS_SIZE(%rsp), %rax
-	movq	%rax, RIP(%rsp)
-	movq	%rsp, %rdi
-	UNWIND_HINT_REGS
-	call	kx_ftrace_bp_handler
-	movq	RIP(%rsp), %rax
-	movq	%rax, PTREGS_SIZE(%rsp)
-	KX_RETURN_TO_SLOT_CALLER
+	KX_CALL_AND_RESUME_AT_IP kx_ftrace_bp_handler
 SYM_CODE_END(kx_ftrace_bp_entry)
 	.popsection

@@ -29,16 +29,7 @@
 SYM_CODE_START(kx_step_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
-	KX_ENTER_FROM_SLOT
-	/* Until kx_step_done() says otherwise: where we were called from. */
-	movq	PTREGS_SIZE(%rsp), %rax
-	movq	%rax, RIP(%rsp)
-	movq	%rsp, %rdi
-	UNWIND_HINT_REGS
-	call	kx_step_done
-
-	movq	RIP(%rsp), %rax
-	movq	%rax, PTREGS_SIZE(%rsp)
-	KX_RETURN_TO_SLOT_CALLER
+	/* regs->ip starts as our return address; kx_step_done() moves it */
+	KX_CALL_AND_RESUME_AT_IP kx_step_done
 SYM_CODE_END(kx_step_entry)
 	.popsection
