@@ -727,15 +727,19 @@ static bool site_has_enabled(struct kprobe_site *s)
  */
 static bool site_want_armed(struct kprobe_site *s)
 {
-	struct kprobe *p, *solo = NULL;
-	bool post = false;
-	int enabled = 0;
+	struct kprobe *p, *solo = NULL, *duo = NULL;
+	bool post = false, pres = true;
+	int enabled = 0, n = 0;
 
 	list_for_each_entry(p, &s->probes, list) {
+		n++;
 		if (kprobe_disabled(p))
 			continue;
 		if (p->post_handler)
 			post = true;
+		if (!p->pre_handler)
+			pres = false;
+		duo = duo ?: p;
 		solo = p;
 		enabled++;
 	}
@@ -744,6 +748,7 @@ static bool site_want_armed(struct kprobe_site *s)
 	else
 		s->flags &= ~KSITE_POST;
 	WRITE_ONCE(s->solo, enabled == 1 && solo->pre_handler ? solo : NULL);
+	WRITE_ONCE(s->duo, n == 2 && enabled == 2 && pres && !post ? duo : NULL);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
 	       site_has_enabled(s);
@@ -2897,6 +2902,7 @@ void unregister_kprobes(struct kprobe **kps, int num)
 		list_del_rcu(&p->list);
 		if (READ_ONCE(s->solo) == p)
 			WRITE_ONCE(s->solo, NULL);
+		WRITE_ONCE(s->duo, NULL);
 		if (kprobe_is_return(p))
 			kretprobe_detach(p);
 		/* Handlers that may run with interrupts on: see below. */
@@ -3263,7 +3269,9 @@ static unsigned long chunk_spare_bits(struct kretprobe_chunk *c, unsigned int w)
 	return used >= BITS_PER_LONG ? 0 : ~0UL << used;
 }
 
+/* A chunk of @nr instances for @pool, whose owner is @rp. */
 static struct kretprobe_chunk *chunk_new(struct kretprobe_pool *pool,
+					 struct kretprobe *rp,
 					 unsigned int nr, gfp_t gfp)
 {
 	unsigned int words = BITS_TO_LONGS(nr), i;
@@ -3282,6 +3290,7 @@ static struct kretprobe_chunk *chunk_new(struct kretprobe_pool *pool,
 	for (i = 0; i < nr; i++) {
 		struct kretprobe_instance *ri = chunk_obj(c, i);
 
+		ri->rp = rp;
 		ri->pool = pool;
 		ri->chunk = c;
 		ri->index = i;
@@ -3370,15 +3379,17 @@ static struct kretprobe_instance *pool_take_slow(struct kretprobe_pool *pool)
 
 NOKPROBE_SYMBOL(pool_take_slow);
 
-/* Hit path, preemption off: an instance, or NULL when every one is out. */
+/*
+ * Hit path, preemption off: this CPU's cached instance, or NULL (then
+ * pool_take_slow()).
+ */
 static nokprobe_inline struct kretprobe_instance *
-pool_take(struct kretprobe_pool *pool)
+pool_take_cached(struct kretprobe_pool *pool)
 {
 	struct kretprobe_instance *ri = xchg(this_cpu_ptr(pool->cache), NULL);
 
-	if (unlikely(!ri))
-		return pool_take_slow(pool);
-	atomic_inc(&pool->refs);
+	if (ri)
+		atomic_inc(&pool->refs);
 	return ri;
 }
 
@@ -3447,12 +3458,13 @@ static int pool_out(struct kretprobe_pool *pool)
 static void pool_grow(struct kretprobe_pool *pool)
 {
 	unsigned int nr = pool->nr;
+	struct kretprobe *rp;
 
-	while (READ_ONCE(pool->rp) && nr < pool->limit &&
+	while ((rp = READ_ONCE(pool->rp)) && nr < pool->limit &&
 	       pool_out(pool) * 2 >= (int)nr) {
 		struct kretprobe_chunk *c;
 
-		c = chunk_new(pool, min(nr, pool->limit - nr),
+		c = chunk_new(pool, rp, min(nr, pool->limit - nr),
 			      GFP_KERNEL | __GFP_NOWARN);
 		if (!c)
 			break;
@@ -3545,7 +3557,7 @@ static struct kretprobe_pool *pool_new(struct kretprobe *rp)
 	INIT_DELAYED_WORK(&pool->work, pool_work_fn);
 	INIT_WORK(&pool->free_work, pool_free_fn);
 
-	c = chunk_new(pool, floor, GFP_KERNEL);
+	c = chunk_new(pool, rp, floor, GFP_KERNEL);
 	if (!c) {
 		free_percpu(pool->cache);
 		kfree(pool);
@@ -3608,22 +3620,44 @@ static noinline notrace int kretprobe_enter_handler(struct kretprobe *rp,
 
 NOKPROBE_SYMBOL(kretprobe_enter_handler);
 
-/* The pre_handler of every kretprobe (hit path: no ftrace call either). */
-static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
+/* Follow the call with @ri, unless the entry_handler turns it down. */
+static nokprobe_inline int kretprobe_start(struct kretprobe *rp,
+					   struct kretprobe_instance *ri,
+					   struct pt_regs *regs)
 {
-	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
-	struct kretprobe_instance *ri;
-
-	ri = pool_take(rp->pool);
-	if (unlikely(!ri)) {
-		rp->nmissed++;
-		return 0;
-	}
-	ri->rp = rp;
 	if (rp->entry_handler)
 		return kretprobe_enter_handler(rp, ri, regs);
 	kretprobe_follow(ri, regs);
 	return 0;
+}
+
+/* kretprobe_enter() when this CPU's cache is empty: from the chunks. */
+static noinline notrace int kretprobe_enter_slow(struct kretprobe *rp,
+						 struct pt_regs *regs)
+{
+	struct kretprobe_instance *ri = pool_take_slow(rp->pool);
+
+	if (unlikely(!ri)) {
+		rp->nmissed++;
+		return 0;
+	}
+	return kretprobe_start(rp, ri, regs);
+}
+
+NOKPROBE_SYMBOL(kretprobe_enter_slow);
+
+/*
+ * The pre_handler of every kretprobe (hit path: no ftrace call either).
+ * Its common case calls nothing but tail calls, so it saves no register.
+ */
+static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
+{
+	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+	struct kretprobe_instance *ri = pool_take_cached(rp->pool);
+
+	if (unlikely(!ri))
+		return kretprobe_enter_slow(rp, regs);
+	return kretprobe_start(rp, ri, regs);
 }
 
 NOKPROBE_SYMBOL(kretprobe_enter);
@@ -3649,6 +3683,7 @@ static void __noreturn kretprobe_bug(void *fp, struct kretprobe_instance *ri)
 
 NOKPROBE_SYMBOL(kretprobe_bug);
 
+/* Run @ri's return handler, if any; the caller resets current_kprobe. */
 static nokprobe_inline void kretprobe_call(struct kretprobe_instance *ri,
 					   struct pt_regs *regs)
 {
@@ -3658,7 +3693,6 @@ static nokprobe_inline void kretprobe_call(struct kretprobe_instance *ri,
 		return;
 	__this_cpu_write(current_kprobe, &rp->kp);
 	rp->handler(ri, regs);
-	__this_cpu_write(current_kprobe, &kprobe_busy);
 }
 
 /*
@@ -3712,6 +3746,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 		ours |= node == mine;
 		if (ours) {
 			kretprobe_call(ri, regs);
+			__this_cpu_write(current_kprobe, &kprobe_busy);
 		} else {
 			struct kretprobe *rp = READ_ONCE(ri->pool->rp);
 
@@ -3755,7 +3790,9 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 	 * off.  Nothing here can be probed, and interrupts need not be held
 	 * off: one that comes between our read and our write may push
 	 * instances, but it pops them before it returns, so the list is back
-	 * as we read it.
+	 * as we read it.  current_kprobe is set only while the handler runs:
+	 * an interrupt before or after that is in no handler, and a probe it
+	 * hits runs.
 	 */
 	preempt_disable();
 	node = READ_ONCE(pending->first);
@@ -3768,12 +3805,11 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 		     kprobe_running()))
 		goto slow;
 
-	__this_cpu_write(current_kprobe, &kprobe_busy);
 	arch_kretprobe_restore(regs, fp, ret);
 	WRITE_ONCE(pending->first, node->next);
 	kretprobe_call(ri, regs);
-	pool_give(ri);
 	__this_cpu_write(current_kprobe, NULL);
+	pool_give(ri);
 	preempt_enable();
 	return ret;
 slow:

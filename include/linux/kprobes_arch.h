@@ -65,6 +65,7 @@ struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
 	struct kprobe		*solo;	/* see kprobe_site_solo() */
+	struct kprobe		*duo;	/* see kprobe_site_duo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes.c). */
@@ -283,6 +284,19 @@ static __always_inline struct kprobe_site *kprobe_site_find(unsigned long addr)
 static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
 {
 	return READ_ONCE(s->solo);
+}
+
+/*
+ * The shortcut for two probes (a kprobe and a kretprobe on one function,
+ * say): when @s has exactly two probes, both enabled, both with a
+ * pre_handler and neither with a post_handler, the first of them, else
+ * NULL.  The second is the next on the list: a backend reads the first's
+ * list_next_rcu() and finds the list head there if the list has changed
+ * since (it then walks the list).  Kept and freed like s->solo.
+ */
+static __always_inline struct kprobe *kprobe_site_duo(struct kprobe_site *s)
+{
+	return READ_ONCE(s->duo);
 }
 
 /*

@@ -79,6 +79,38 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 NOKPROBE_SYMBOL(kx_ftrace_slow);
 
 /*
+ * Two probes with pre_handlers only (kprobe_site_duo()), nothing running,
+ * regs->ip as ftrace set it: run both, as the slow path would, without
+ * walking the list.  False when the shortcut does not apply.
+ */
+static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
+					  struct pt_regs *regs)
+{
+	struct kprobe *p = kprobe_site_duo(s), *q;
+	struct list_head *next;
+
+	if (!p)
+		return false;
+	next = rcu_dereference_raw(list_next_rcu(&p->list));
+	if (unlikely(next == &s->probes))
+		return false;
+	q = list_entry(next, struct kprobe, list);
+	/* q->addr is the site's address, that is ftrace's ip */
+	regs->ip = (unsigned long)q->addr + INT3_INSN_SIZE;
+	__this_cpu_write(current_kprobe, p);
+	if (!p->pre_handler(p, regs)) {
+		__this_cpu_write(current_kprobe, q);
+		if (!q->pre_handler(q, regs)) {
+			regs->ip = (unsigned long)q->addr + MCOUNT_INSN_SIZE;
+			return true;
+		}
+	}
+	kx_ftrace_redirected((unsigned long)q->addr,
+			     (unsigned long)q->addr + MCOUNT_INSN_SIZE, regs);
+	return true;
+}
+
+/*
  * A hit on the breakpoint that arms @s until ftrace carries it (see
  * arch_kprobe_ftrace_bp()), regs->ip just past it.  The handlers are not
  * run here, in the trap: the breakpoint becomes the call ftrace's would
@@ -152,15 +184,17 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 		goto out;
 
 	/*
-	 * One probe, nothing running, regs->ip as ftrace set it.  After its
-	 * pre_handler only p and regs are needed: p->addr is the site's
-	 * address, that is @ip.
+	 * One probe (or two, kx_ftrace_duo()), nothing running, regs->ip as
+	 * ftrace set it.  After its pre_handler only p and regs are needed:
+	 * p->addr is the site's address, that is @ip.
 	 */
+	if (unlikely(kprobe_running() || regs->ip != ip + MCOUNT_INSN_SIZE))
+		goto slow;
 	p = kprobe_site_solo(s);
-	if (unlikely(!p || kprobe_running() ||
-		     regs->ip != ip + MCOUNT_INSN_SIZE)) {
-		kx_ftrace_slow(s, ip, regs);
-		goto out;
+	if (unlikely(!p)) {
+		if (!kx_ftrace_duo(s, regs))
+			goto slow;
+		goto done;
 	}
 	regs->ip = ip + INT3_INSN_SIZE;
 	__this_cpu_write(current_kprobe, p);
@@ -174,8 +208,13 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			p->post_handler(p, regs, 0);
 		}
 	}
+done:
 	__this_cpu_write(current_kprobe, NULL);
 out:
+	preempt_enable_notrace();
+	return;
+slow:
+	kx_ftrace_slow(s, ip, regs);
 	preempt_enable_notrace();
 }
 

@@ -1106,6 +1106,56 @@ static void kpk_multi_probe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p[3]), 2);
 }
 
+/*
+ * Two probes on a function's entry once ftrace carries it (ours: the
+ * ftrace handler's two-probe shortcut, kx_ftrace_duo()): both
+ * pre_handlers on every call, in registration order (upstream: newest
+ * first), one alone while the other is disabled; and no pre_handler after
+ * one that redirects the call.
+ */
+static void kpk_ftrace_duo(struct kunit *test)
+{
+	struct kpk_probe *p[2], *d[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		p[i] = kpk_new(i);
+		p[i]->kp.addr = (kprobe_opcode_t *)kpt_func_c;
+		p[i]->kp.pre_handler = kpk_pre_order;
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p[i]), 0);
+		d[i] = kpk_new(2 + i);
+		d[i]->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+		d[i]->kp.pre_handler = i ? kpk_pre_order : kpk_pre_divert;
+		KUNIT_ASSERT_EQ(test, kpk_register(test, d[i]), 0);
+	}
+	/* Past the hand-off to ftrace (ours: a tenth of a second later). */
+	msleep(300);
+	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_func_c, CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_ret_a, CALL_INSN_OPCODE);
+
+	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
+	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&p[0]->kp), 0);
+	kpk_expect_order(test, (const int[]){ 1 }, 1);
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&p[0]->kp), 0);
+	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
+
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
+
+	for (i = 0; i < 2; i++) {
+		kpk_unregister(test, p[i]);
+		kpk_unregister(test, d[i]);
+		KUNIT_EXPECT_EQ(test, p[i]->kp.nmissed, 0UL);
+		KUNIT_EXPECT_EQ(test, d[i]->kp.nmissed, 0UL);
+	}
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[0]), 3);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p[1]), 4);
+	KUNIT_EXPECT_EQ(test, kpk_hits(d[0]), 2);
+	KUNIT_EXPECT_EQ(test, kpk_hits(d[1]), upstream ? 2 : 0);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+}
+
 /* The outer probe's handler calls functions that carry probes too. */
 static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -1350,6 +1400,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),
+	KUNIT_CASE(kpk_ftrace_duo),
 	KUNIT_CASE(kpk_reentrant),
 	KUNIT_CASE(kpk_handler_fault),
 	KUNIT_CASE(kpk_insn_fault),
