@@ -1130,8 +1130,8 @@ static void kpk_ftrace_duo(struct kunit *test)
 	}
 	/* Past the hand-off to ftrace (ours: a tenth of a second later). */
 	msleep(300);
-	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_func_c, CALL_INSN_OPCODE);
-	KUNIT_EXPECT_EQ(test, *(u8 *)kpt_ret_a, CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, *(u8 *)p[0]->kp.addr, CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, *(u8 *)d[0]->kp.addr, CALL_INSN_OPCODE);
 
 	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
 	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
