@@ -1129,9 +1129,14 @@ static void kpk_ftrace_duo(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, kpk_register(test, d[i]), 0);
 	}
 	/* Past the hand-off to ftrace (ours: a tenth of a second later). */
-	msleep(300);
-	KUNIT_EXPECT_EQ(test, *(u8 *)p[0]->kp.addr, CALL_INSN_OPCODE);
-	KUNIT_EXPECT_EQ(test, *(u8 *)d[0]->kp.addr, CALL_INSN_OPCODE);
+	for (i = 0; i < 20; i++) {
+		if (*(u8 *)p[0]->kp.addr == CALL_INSN_OPCODE &&
+		    *(u8 *)d[0]->kp.addr == CALL_INSN_OPCODE)
+			break;
+		msleep(100);
+	}
+	KUNIT_ASSERT_EQ(test, *(u8 *)p[0]->kp.addr, CALL_INSN_OPCODE);
+	KUNIT_ASSERT_EQ(test, *(u8 *)d[0]->kp.addr, CALL_INSN_OPCODE);
 
 	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
 	kpk_expect_order(test, (const int[]){ 0, 1 }, 2);
