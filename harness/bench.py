@@ -212,6 +212,27 @@ def rows_for(up, ours):
                 r.judged = r.ratio()
             rows.append(r)
 
+    # Figure 13 at scale: as figure 11, on the entries of up to 10,000 C
+    # functions; flat means the largest count costs at most 1.25 times
+    # the smallest, per probe.
+    for mode, what in (('batch', 'register_kprobes'),
+                       ('single', 'one at a time')):
+        per = {}
+        for n in SCALE:
+            u, o = both(us('escale_%s_%d_register_ns' % (mode, n), n))
+            per[n] = o
+            r = Row('13. entries, %s, %d probes' % (what, n), 'us/probe',
+                    u, o)
+            r.up_optional = mode == 'single' or n > 1000
+            if n == SCALE[-1]:
+                r.target = 1.25
+                r.basis = 'ours: vs %d probes' % SCALE[0]
+                r.judged = (o / per[SCALE[0]]
+                            if o is not None and per[SCALE[0]] else None)
+                r.note = 'ours per probe: ' + ', '.join(
+                    '%d: %s us' % (m, fmt(per[m], 2)) for m in SCALE)
+            rows.append(r)
+
     # Figure 14: the same entries attached from user space (kpb_attach):
     # kprobe_events lines, enabled through their group; and one
     # perf_event_open() each on the kprobe PMU, as bpftrace attaches.

@@ -10,7 +10,8 @@
 #define KPB_NFUNCS	10000	/* functions of kprobes_bench_funcs.ko (figure 11) */
 #define KPB_NSHAPE	200	/* functions of each first instruction (figure 12) */
 #define KPB_NSHAPES	5	/* kpb_shapes[]: KPB_FIRST_NOP to _66 (kpb_gen.S) */
-#define KPB_NCFUNCS	1000	/* C functions with ftrace calls (figure 13) */
+#define KPB_NCFUNCS	10000	/* C functions with ftrace calls (figure 13) */
+#define KPB_NENTRIES	1000	/* of them probed by figures 13 and 14 */
 
 #ifndef __ASSEMBLY__
 typedef int (*kpb_fn_t)(int);

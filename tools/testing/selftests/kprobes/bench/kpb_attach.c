@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#define NFUNCS		1000	/* KPB_NCFUNCS in kpb.h */
+#define NFUNCS		1000	/* KPB_NENTRIES in kpb.h */
 #define TRACEFS		"/sys/kernel/tracing"
 #define EVENTS		TRACEFS "/kprobe_events"
 #define GROUP_ENABLE	TRACEFS "/events/kpb/enable"

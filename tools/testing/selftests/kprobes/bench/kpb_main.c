@@ -571,10 +571,10 @@ out:
  */
 static int kpb_scale_max = KPB_NFUNCS;
 module_param_named(scale_max, kpb_scale_max, int, 0600);
-MODULE_PARM_DESC(scale_max, "figure 11: the largest probe count (100 to 10000)");
+MODULE_PARM_DESC(scale_max, "figures 11 and 13: the largest probe count (100 to 10000)");
 static bool kpb_scale_single = true;
 module_param_named(scale_single, kpb_scale_single, bool, 0600);
-MODULE_PARM_DESC(scale_single, "figure 11: also register one at a time");
+MODULE_PARM_DESC(scale_single, "figures 11 and 13: also register one at a time");
 
 /*
  * Register probes on the first @n of @funcs (one call, or one at a time),
@@ -624,12 +624,13 @@ static int kpb_time_n(const kpb_fn_t *funcs, struct kprobe *kps,
 	return ret;
 }
 
-static int kpb_scale_one(const kpb_fn_t *funcs, struct kprobe *kps,
-			 struct kprobe **ptrs, int n, bool batch)
+static int kpb_scale_one(const char *fig, const kpb_fn_t *funcs,
+			 struct kprobe *kps, struct kprobe **ptrs, int n,
+			 bool batch)
 {
 	char label[32];
 
-	snprintf(label, sizeof(label), "scale_%s_%d",
+	snprintf(label, sizeof(label), "%s_%s_%d", fig,
 		 batch ? "batch" : "single", n);
 	return kpb_time_n(funcs, kps, ptrs, n, batch, label);
 }
@@ -709,9 +710,10 @@ static int kpb_fig_scale(const char *name)
 	unregister_kprobe(&kps[0]);
 	pr_info("BENCH scale_first_register_ns %llu\n", t);
 	for (n = 100; n <= max && !ret; n *= 10) {
-		ret = kpb_scale_one(funcs, kps, ptrs, n, true);
+		ret = kpb_scale_one("scale", funcs, kps, ptrs, n, true);
 		if (!ret && kpb_scale_single)
-			ret = kpb_scale_one(funcs, kps, ptrs, n, false);
+			ret = kpb_scale_one("scale", funcs, kps, ptrs, n,
+					    false);
 	}
 out:
 	kvfree(ptrs);
@@ -721,7 +723,7 @@ out:
 }
 
 /*
- * Figure 13: KPB_NCFUNCS probes on the entries of C functions, where the
+ * Figure 13: KPB_NENTRIES probes on the entries of C functions, where the
  * ftrace call is (kprobes_bench_funcs.ko): one at a time, then in one
  * register_kprobes() call.
  */
@@ -736,14 +738,45 @@ static int kpb_fig_entries(const char *name)
 		return ret;
 	}
 	ret = -ENOMEM;
-	kps = kvcalloc(KPB_NCFUNCS, sizeof(*kps), GFP_KERNEL);
-	ptrs = kvcalloc(KPB_NCFUNCS, sizeof(*ptrs), GFP_KERNEL);
+	kps = kvcalloc(KPB_NENTRIES, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(KPB_NENTRIES, sizeof(*ptrs), GFP_KERNEL);
 	if (kps && ptrs) {
-		ret = kpb_time_n(*funcs, kps, ptrs, KPB_NCFUNCS, false,
+		ret = kpb_time_n(*funcs, kps, ptrs, KPB_NENTRIES, false,
 				 "entry_single");
 		if (!ret)
-			ret = kpb_time_n(*funcs, kps, ptrs, KPB_NCFUNCS, true,
+			ret = kpb_time_n(*funcs, kps, ptrs, KPB_NENTRIES, true,
 					 "entry_batch");
+	}
+	kvfree(ptrs);
+	kvfree(kps);
+	symbol_put(kpb_cfuncs);
+	return ret;
+}
+
+/*
+ * Figure 13 at scale: as figure 11, on function entries (KPB_NCFUNCS C
+ * functions), for 100, 1000, ... probes up to scale_max, with
+ * register_kprobes() and (with scale_single) one at a time.
+ */
+static int kpb_fig_entries_scale(const char *name)
+{
+	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	int n, max = clamp(kpb_scale_max, 1, KPB_NCFUNCS), ret = -ENOMEM;
+	struct kprobe *kps = NULL, **ptrs = NULL;
+
+	if (!funcs) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+		return -ENOENT;
+	}
+	kps = kvcalloc(max, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(max, sizeof(*ptrs), GFP_KERNEL);
+	if (kps && ptrs)
+		ret = 0;
+	for (n = 100; n <= max && !ret; n *= 10) {
+		ret = kpb_scale_one("escale", *funcs, kps, ptrs, n, true);
+		if (!ret && kpb_scale_single)
+			ret = kpb_scale_one("escale", *funcs, kps, ptrs, n,
+					    false);
 	}
 	kvfree(ptrs);
 	kvfree(kps);
@@ -764,7 +797,7 @@ static int kpb_cfuncs_call(const char *name)
 		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
 		return -ENOENT;
 	}
-	for (i = 0; i < KPB_NCFUNCS; i++)
+	for (i = 0; i < KPB_NENTRIES; i++)
 		(*funcs)[i](i);
 	symbol_put(kpb_cfuncs);
 	return 0;
@@ -813,6 +846,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_shapes(name);
 	if (!strcmp(name, "entries"))
 		return kpb_fig_entries(name);
+	if (!strcmp(name, "entries_scale"))
+		return kpb_fig_entries_scale(name);
 	if (!strcmp(name, "cfuncs_call"))
 		return kpb_cfuncs_call(name);
 	return -EINVAL;
@@ -837,7 +872,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries, cfuncs_call");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries, entries_scale, cfuncs_call");
 
 static int __init kpb_init(void)
 {
