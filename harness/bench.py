@@ -166,22 +166,26 @@ def rows_for(up, ours):
     r = Row('11. first probe in a module of %d functions' % SCALE[-1], 'us',
             u, o)
     rows.append(r)
-    for mode, what in (('batch', 'register_kprobes'),
-                       ('single', 'one at a time')):
-        per = {}
-        for n in SCALE:
-            u, o = both(us('scale_%s_%d_register_ns' % (mode, n), n))
-            per[n] = o
-            r = Row('11. %s, %d probes' % (what, n), 'us/probe', u, o)
-            r.up_optional = mode == 'single' or n > 1000
-            if n == SCALE[-1]:
-                r.target = 1.25
-                r.basis = 'ours: vs %d probes' % SCALE[0]
-                r.judged = (o / per[SCALE[0]]
-                            if o is not None and per[SCALE[0]] else None)
-                r.note = 'ours per probe: ' + ', '.join(
-                    '%d: %s us' % (m, fmt(per[m], 2)) for m in SCALE)
-            rows.append(r)
+    def scale_rows(key, title):
+        for mode, what in (('batch', 'register_kprobes'),
+                           ('single', 'one at a time')):
+            per = {}
+            for n in SCALE:
+                u, o = both(us('%s_%s_%d_register_ns' % (key, mode, n), n))
+                per[n] = o
+                r = Row('%s %s, %d probes' % (title, what, n), 'us/probe',
+                        u, o)
+                r.up_optional = mode == 'single' or n > 1000
+                if n == SCALE[-1]:
+                    r.target = 1.25
+                    r.basis = 'ours: vs %d probes' % SCALE[0]
+                    r.judged = (o / per[SCALE[0]]
+                                if o is not None and per[SCALE[0]] else None)
+                    r.note = 'ours per probe: ' + ', '.join(
+                        '%d: %s us' % (m, fmt(per[m], 2)) for m in SCALE)
+                rows.append(r)
+
+    scale_rows('scale', '11.')
 
     # Figure 12: one at a time on functions by first instruction.  The
     # text checks (jump label, static call, BUG) must cost the same
@@ -215,23 +219,7 @@ def rows_for(up, ours):
     # Figure 13 at scale: as figure 11, on the entries of up to 10,000 C
     # functions; flat means the largest count costs at most 1.25 times
     # the smallest, per probe.
-    for mode, what in (('batch', 'register_kprobes'),
-                       ('single', 'one at a time')):
-        per = {}
-        for n in SCALE:
-            u, o = both(us('escale_%s_%d_register_ns' % (mode, n), n))
-            per[n] = o
-            r = Row('13. entries, %s, %d probes' % (what, n), 'us/probe',
-                    u, o)
-            r.up_optional = mode == 'single' or n > 1000
-            if n == SCALE[-1]:
-                r.target = 1.25
-                r.basis = 'ours: vs %d probes' % SCALE[0]
-                r.judged = (o / per[SCALE[0]]
-                            if o is not None and per[SCALE[0]] else None)
-                r.note = 'ours per probe: ' + ', '.join(
-                    '%d: %s us' % (m, fmt(per[m], 2)) for m in SCALE)
-            rows.append(r)
+    scale_rows('escale', '13. entries,')
 
     # Figure 14: the same entries attached from user space (kpb_attach):
     # kprobe_events lines, enabled through their group; and one

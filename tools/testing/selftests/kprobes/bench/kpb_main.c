@@ -624,15 +624,35 @@ static int kpb_time_n(const kpb_fn_t *funcs, struct kprobe *kps,
 	return ret;
 }
 
-static int kpb_scale_one(const char *fig, const kpb_fn_t *funcs,
-			 struct kprobe *kps, struct kprobe **ptrs, int n,
-			 bool batch)
+/*
+ * Figures 11 and 13 at scale: time probes on the first 100, 1000, ... of
+ * @funcs (@nfuncs of them, up to scale_max), with register_kprobes() and
+ * (with scale_single) one at a time, as "<fig>_{batch,single}_<n>".
+ */
+static int kpb_scale_series(const char *fig, const kpb_fn_t *funcs,
+			    int nfuncs)
 {
+	int n, max = clamp(kpb_scale_max, 1, nfuncs), ret = 0;
+	struct kprobe *kps, **ptrs;
 	char label[32];
+	bool batch;
 
-	snprintf(label, sizeof(label), "%s_%s_%d", fig,
-		 batch ? "batch" : "single", n);
-	return kpb_time_n(funcs, kps, ptrs, n, batch, label);
+	kps = kvcalloc(max, sizeof(*kps), GFP_KERNEL);
+	ptrs = kvcalloc(max, sizeof(*ptrs), GFP_KERNEL);
+	if (!kps || !ptrs)
+		ret = -ENOMEM;
+	for (n = 100; n <= max && !ret; n *= 10) {
+		batch = true;
+		do {
+			snprintf(label, sizeof(label), "%s_%s_%d", fig,
+				 batch ? "batch" : "single", n);
+			ret = kpb_time_n(funcs, kps, ptrs, n, batch, label);
+			batch = !batch;
+		} while (!ret && !batch && kpb_scale_single);
+	}
+	kvfree(ptrs);
+	kvfree(kps);
+	return ret;
 }
 
 /*
@@ -682,42 +702,25 @@ out:
 static int kpb_fig_scale(const char *name)
 {
 	const kpb_fn_t (*table)[KPB_NFUNCS] = symbol_get(kpb_funcs);
-	int n, max = clamp(kpb_scale_max, 1, KPB_NFUNCS), ret = 0;
-	struct kprobe *kps, **ptrs;
-	const kpb_fn_t *funcs;
+	struct kprobe kp = { .pre_handler = kpb_pre };
+	int ret;
 	u64 t;
 
 	if (!table) {
 		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
 		return -ENOENT;
 	}
-	funcs = *table;
-	kps = kvcalloc(max, sizeof(*kps), GFP_KERNEL);
-	ptrs = kvcalloc(max, sizeof(*ptrs), GFP_KERNEL);
-	if (!kps || !ptrs) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	kps[0].addr = (kprobe_opcode_t *)funcs[KPB_NFUNCS - 1];
-	kps[0].pre_handler = kpb_pre;
+	kp.addr = (kprobe_opcode_t *)(*table)[KPB_NFUNCS - 1];
 	t = get_cycles();
-	ret = register_kprobe(&kps[0]);
+	ret = register_kprobe(&kp);
 	t = get_cycles() - t;
 	if (ret) {
 		kpb_error(name, "register_kprobe failed", ret);
-		goto out;
+	} else {
+		unregister_kprobe(&kp);
+		pr_info("BENCH scale_first_register_ns %llu\n", t);
+		ret = kpb_scale_series("scale", *table, KPB_NFUNCS);
 	}
-	unregister_kprobe(&kps[0]);
-	pr_info("BENCH scale_first_register_ns %llu\n", t);
-	for (n = 100; n <= max && !ret; n *= 10) {
-		ret = kpb_scale_one("scale", funcs, kps, ptrs, n, true);
-		if (!ret && kpb_scale_single)
-			ret = kpb_scale_one("scale", funcs, kps, ptrs, n,
-					    false);
-	}
-out:
-	kvfree(ptrs);
-	kvfree(kps);
 	symbol_put(kpb_funcs);
 	return ret;
 }
@@ -761,25 +764,13 @@ static int kpb_fig_entries(const char *name)
 static int kpb_fig_entries_scale(const char *name)
 {
 	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
-	int n, max = clamp(kpb_scale_max, 1, KPB_NCFUNCS), ret = -ENOMEM;
-	struct kprobe *kps = NULL, **ptrs = NULL;
+	int ret;
 
 	if (!funcs) {
 		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
 		return -ENOENT;
 	}
-	kps = kvcalloc(max, sizeof(*kps), GFP_KERNEL);
-	ptrs = kvcalloc(max, sizeof(*ptrs), GFP_KERNEL);
-	if (kps && ptrs)
-		ret = 0;
-	for (n = 100; n <= max && !ret; n *= 10) {
-		ret = kpb_scale_one("escale", *funcs, kps, ptrs, n, true);
-		if (!ret && kpb_scale_single)
-			ret = kpb_scale_one("escale", *funcs, kps, ptrs, n,
-					    false);
-	}
-	kvfree(ptrs);
-	kvfree(kps);
+	ret = kpb_scale_series("escale", *funcs, KPB_NCFUNCS);
 	symbol_put(kpb_cfuncs);
 	return ret;
 }
