@@ -6,7 +6,7 @@ H := harness
 .NOTPARALLEL:
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
-	test-judge test-all-functions
+	test-judge test-all-functions clients clients-baseline
 
 all: build
 
@@ -21,6 +21,10 @@ help:
 	@echo '                    function, not one sixteenth (about an hour a configuration)'
 	@echo 'make bench          both trees, production-like config, exact hit costs'
 	@echo '                    and registration times side by side (build/bench/)'
+	@echo 'make clients        perf, bpftrace, libbpf-tools, bcc, fail_function,'
+	@echo '                    livepatch and SystemTap on a distribution-like kernel'
+	@echo '                    in a Debian trixie guest (harness/clients/)'
+	@echo 'make clients-baseline  the same on the upstream tree'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
 	@echo '                    on purpose: each must come out red (no boot)'
@@ -80,6 +84,14 @@ shell-baseline: deps
 
 bench:
 	@$(H)/bench.sh
+
+# Not part of `make test`: a kernel with debug info and BTF, and a Debian
+# disk image (harness/clients/clients.sh).
+clients:
+	@$(H)/clients/clients.sh ours
+
+clients-baseline:
+	@$(H)/clients/clients.sh upstream
 
 test-judge:
 	@python3 $(H)/judge/run.py

@@ -14,6 +14,17 @@ kmake_logged "$LOGS/build-$TREE$SFX.log" "${KMAKE[@]}" -j"$JOBS" all ||
 	die "kernel build failed (full log: build/logs/build-$TREE$SFX.log)"
 say "kernel built in $((SECONDS - start)) s"
 
+# The clients' kernel boots a Debian disk image, not an initramfs: its
+# modules go to a staging directory that harness/clients/clients.sh puts
+# on the guest's second disk.
+if [ "$PROFILE" = clients ]; then
+	rm -rf "$TDIR/modules$SFX"
+	kmake_logged "$LOGS/modules-install-$TREE$SFX.log" "${KMAKE[@]}" \
+		INSTALL_MOD_PATH="$TDIR/modules$SFX" INSTALL_MOD_STRIP=1 modules_install ||
+		die "modules_install failed (full log: build/logs/modules-install-$TREE$SFX.log)"
+	exit 0
+fi
+
 # ---- test modules --------------------------------------------------------
 # Built from a copy under build/ so that no artifact lands in the repo.
 SUITE=$TDIR/suite$SFX

@@ -3,7 +3,9 @@
 # "ours" is the overlaid tree (build/ours), "upstream" the untouched
 # baseline (build/baseline).  KTEST_PROFILE=bench (harness/bench.sh)
 # selects the benchmark build of the same source tree: its own object
-# directory, configuration, module directory and initramfs.
+# directory, configuration, module directory and initramfs;
+# KTEST_PROFILE=clients (harness/clients/clients.sh) the distribution-like
+# kernel the tracing tools run on, which boots a Debian disk image instead.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +30,8 @@ PROFILE=${KTEST_PROFILE:-test}
 #   preempt   the same plus harness/config/preempt.config: PREEMPT_DYNAMIC
 #             booted preempt=full, DEBUG_PREEMPT, and IBT
 # KTEST_VARIANTS lists those a test target runs (default: both).
+# The clients profile has base (harness/config/clients.config, fprobe off)
+# and fprobe (plus clients-fprobe.config).
 KTEST_VARIANTS=${KTEST_VARIANTS:-base preempt}
 
 # variant_set NAME: point SFX, OBJ, INITRD, VFRAGMENTS, VESSENTIAL and
@@ -39,7 +43,8 @@ variant_set()
 	case "$PROFILE" in
 	test)  SFX= ;;
 	bench) SFX=-bench SUITE_DIR=tools/testing/selftests/kprobes/bench ;;
-	*) echo "unknown KTEST_PROFILE=$PROFILE (test or bench)" >&2; exit 2 ;;
+	clients) SFX=-clients ;;
+	*) echo "unknown KTEST_PROFILE=$PROFILE (test, bench or clients)" >&2; exit 2 ;;
 	esac
 	case "$PROFILE/$VARIANT" in
 	*/base) ;;
@@ -48,6 +53,11 @@ variant_set()
 		VFRAGMENTS=("$TOP/harness/config/preempt.config")
 		VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT)
 		VCMDLINE="preempt=full"
+		;;
+	clients/fprobe)
+		SFX=-clients-fprobe
+		VFRAGMENTS=("$TOP/harness/config/clients-fprobe.config")
+		VESSENTIAL=(FPROBE)
 		;;
 	*) echo "unknown configuration $VARIANT for the $PROFILE profile" >&2; exit 2 ;;
 	esac

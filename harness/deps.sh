@@ -3,6 +3,8 @@
 #   harness/deps.sh          packages for build, boot and test
 #   harness/deps.sh check    the same plus what `make check` needs
 #   harness/deps.sh bench    the same plus gnuplot for `make bench`
+#   harness/deps.sh clients  the same plus what `make clients` needs: pahole
+#                            (BTF), mmdebstrap, mkfs.ext4 -d
 set -euo pipefail
 
 pkgs=(
@@ -13,6 +15,7 @@ pkgs=(
 )
 [ "${1:-}" = check ] && pkgs+=(sparse)
 [ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)
+[ "${1:-}" = clients ] && pkgs+=(dwarves mmdebstrap e2fsprogs util-linux)
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "ktest: not a Debian system, not installing anything" >&2

@@ -1,0 +1,49 @@
+#!/bin/bash
+# bcc 0.31's python tools, which compile their BPF programs at run time
+# with clang against the kernel's headers (CONFIG_IKHEADERS): funccount
+# (a kprobe) and trace (a kretprobe with its return value).
+. /ktest/lib.sh
+plan 5
+fresh_work
+
+# start_tool NAME CMD...: CMD in the background, its output in
+# /tmp/NAME.out; waits until do_mkdirat's probe is in the list (clang
+# runs first: minutes under TCG).
+start_tool()
+{
+	local name=$1
+	shift
+	"$@" > "/tmp/$name.out" 2>&1 &
+	tool=$!
+	wait_for 1600 attached_or_gone do_mkdirat 1
+	sleep 1
+}
+stop_tool()
+{
+	kill -INT "$tool" 2>/dev/null
+	wait "$tool"
+}
+
+t=$SECONDS
+start_tool funccount funccount-bpfcc do_mkdirat
+check_eq funccount_attach "$(probes_on do_mkdirat k)" 1 \
+	"funccount's kprobe in the list ($((SECONDS - t)) s to compile and attach)"
+workload
+stop_tool
+show < /tmp/funccount.out
+check_eq funccount_count "$(awk '$1 == "do_mkdirat" { print $2 }' /tmp/funccount.out)" \
+	$WORKLOAD_CALLS "funccount's count of do_mkdirat"
+
+fresh_work
+t=$SECONDS
+start_tool trace trace-bpfcc 'r::do_mkdirat "ret=%d", retval'
+check_eq trace_attach "$(probes_on do_mkdirat r)" 1 \
+	"trace's kretprobe in the list ($((SECONDS - t)) s to compile and attach)"
+workload
+sleep 1
+stop_tool
+grep -m6 . /tmp/trace.out | show
+got=$(awk '$3 == "mkdir" && $4 == "do_mkdirat" { n[$5]++ }
+	END { printf "%d, %d", n["ret=0"], n["ret=-17"] }' /tmp/trace.out)
+check_eq trace_retval "$got" "$WORKLOAD_NEW, $WORKLOAD_EXIST" "trace's lines by mkdir with ret=0, ret=-17"
+done_checks
