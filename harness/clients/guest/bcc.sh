@@ -6,48 +6,26 @@
 plan 5
 fresh_work
 
-# start_tool NAME CMD...: CMD in the background, its output in
-# /tmp/NAME.out; waits until do_mkdirat's probe is in the list (clang
-# runs first).  The tools are python: started in the background by a
-# script, they ignore SIGINT, so each is told when to stop instead:
-# funccount after its -d seconds, trace after -M events.
-start_tool()
-{
-	local name=$1
-	shift
-	"$@" > "/tmp/$name.out" 2>&1 &
-	tool=$!
-	wait_for 1600 attached_or_gone do_mkdirat 1
-}
-# wait_tool: until the tool has stopped by itself (60 s at most).
-wait_tool()
-{
-	local n=120
-	while kill -0 "$tool" 2>/dev/null && [ $n -gt 0 ]; do
-		sleep 0.5
-		n=$((n - 1))
-	done
-	kill -KILL "$tool" 2>/dev/null
-	wait "$tool"
-}
-
+# The tools are python: started in the background by a script, they
+# ignore SIGINT, so each is told when to stop instead: funccount after its
+# -d seconds, trace after -M events.  clang compiles each first.
 t=$SECONDS
-start_tool funccount funccount-bpfcc -d 20 do_mkdirat
+start_tool funccount 1 1600 funccount-bpfcc -d 20 do_mkdirat
 check_eq funccount_attach "$(probes_on do_mkdirat k)" 1 \
 	"funccount's kprobe in the list ($((SECONDS - t)) s to compile and attach)"
 workload
-wait_tool
+stop_tool_by_itself
 show < /tmp/funccount.out
 check_eq funccount_count "$(awk '$1 == "do_mkdirat" { print $2 }' /tmp/funccount.out)" \
 	$WORKLOAD_CALLS "funccount's count of do_mkdirat"
 
 fresh_work
 t=$SECONDS
-start_tool trace trace-bpfcc -M $WORKLOAD_CALLS 'r::do_mkdirat "ret=%d", retval'
+start_tool trace 1 1600 trace-bpfcc -M $WORKLOAD_CALLS 'r::do_mkdirat "ret=%d", retval'
 check_eq trace_attach "$(probes_on do_mkdirat r)" 1 \
 	"trace's kretprobe in the list ($((SECONDS - t)) s to compile and attach)"
 workload
-wait_tool
+stop_tool_by_itself
 grep -m6 . /tmp/trace.out | show
 got=$(awk '$3 == "mkdir" && $4 == "do_mkdirat" { n[$5]++ }
 	END { printf "%d, %d", n["ret=0"], n["ret=-17"] }' /tmp/trace.out)

@@ -76,7 +76,36 @@ probes_on()
 # the tool started in the background ($tool) has exited.
 attached_or_gone()
 {
-	[ "$(probes_on "$1")" -ge "$2" ] || ! kill -0 "$tool" 2>/dev/null
+	[ "$(probes_on "$1")" -ge "$2" ] || tool_gone
+}
+tool_gone() { ! kill -0 "$tool" 2>/dev/null; }
+
+# start_tool NAME N COUNT CMD...: CMD (a tracing tool) in the background,
+# $tool its pid, its output in /tmp/NAME.out; waits (COUNT times 0.5 s at
+# most) until do_mkdirat has N probes at its entry or the tool has exited.
+start_tool()
+{
+	local name=$1 n=$2 count=$3
+	shift 3
+	"$@" > "/tmp/$name.out" 2>&1 &
+	tool=$!
+	wait_for "$count" attached_or_gone do_mkdirat "$n"
+}
+
+# stop_tool: SIGINT, as Ctrl-C would; the tool prints what it gathered.
+stop_tool()
+{
+	kill -INT "$tool" 2>/dev/null
+	wait "$tool"
+}
+
+# stop_tool_by_itself: wait until the tool has stopped on its own (60 s at
+# most, then it is killed).
+stop_tool_by_itself()
+{
+	wait_for 120 tool_gone
+	kill -KILL "$tool" 2>/dev/null
+	wait "$tool"
 }
 
 # wait_for COUNT CMD...: run CMD every 0.5 s until it succeeds, COUNT times

@@ -8,23 +8,7 @@
 plan 6
 fresh_work
 
-# start_tool NAME CMD...: CMD in the background, its output in
-# /tmp/NAME.out; waits until do_mkdirat has both its probes.
-start_tool()
-{
-	local name=$1
-	shift
-	"$@" > "/tmp/$name.out" 2>&1 &
-	tool=$!
-	wait_for 240 attached_or_gone do_mkdirat 2
-}
-stop_tool()
-{
-	kill -INT "$tool" 2>/dev/null
-	wait "$tool"
-}
-
-start_tool funclatency funclatency-libbpf -k do_mkdirat
+start_tool funclatency 2 240 funclatency-libbpf -k do_mkdirat
 got=$(probes_on do_mkdirat)
 grep ' do_mkdirat+' "$KPLIST" | show
 check_eq funclatency_attach "$got" 2 "kprobe and kretprobe of funclatency -k in the list"
@@ -37,7 +21,7 @@ check_eq funclatency_count "$got" $WORKLOAD_CALLS "calls in funclatency's histog
 fresh_work
 # ksnoop's events are big (room for whole structures): with its default 8
 # pages of perf buffer per CPU, a slow reader under TCG loses most of 25.
-start_tool ksnoop ksnoop-libbpf -P 512 trace 'do_mkdirat(mode, return)'
+start_tool ksnoop 2 240 ksnoop-libbpf -P 512 trace 'do_mkdirat(mode, return)'
 got=$(probes_on do_mkdirat)
 check_eq ksnoop_attach "$got" 2 "kprobe and kretprobe of ksnoop in the list"
 mkdir -m 0751 "$WORK"/d{1..20} "$WORK"/d{1..5} 2>/dev/null

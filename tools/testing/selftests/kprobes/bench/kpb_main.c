@@ -726,28 +726,41 @@ static int kpb_fig_scale(const char *name)
 }
 
 /*
+ * kprobes_bench_funcs.ko's KPB_NCFUNCS functions, held until
+ * symbol_put(kpb_cfuncs); NULL, reported under @name, when that module is
+ * not loaded.
+ */
+static const kpb_fn_t *kpb_cfuncs_get(const char *name)
+{
+	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+
+	if (!funcs) {
+		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+		return NULL;
+	}
+	return *funcs;
+}
+
+/*
  * Figure 13: KPB_NENTRIES probes on the entries of C functions, where the
  * ftrace call is (kprobes_bench_funcs.ko): one at a time, then in one
  * register_kprobes() call.
  */
 static int kpb_fig_entries(const char *name)
 {
-	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	const kpb_fn_t *funcs = kpb_cfuncs_get(name);
 	struct kprobe *kps = NULL, **ptrs = NULL;
-	int ret = -ENOENT;
+	int ret = -ENOMEM;
 
-	if (!funcs) {
-		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", ret);
-		return ret;
-	}
-	ret = -ENOMEM;
+	if (!funcs)
+		return -ENOENT;
 	kps = kvcalloc(KPB_NENTRIES, sizeof(*kps), GFP_KERNEL);
 	ptrs = kvcalloc(KPB_NENTRIES, sizeof(*ptrs), GFP_KERNEL);
 	if (kps && ptrs) {
-		ret = kpb_time_n(*funcs, kps, ptrs, KPB_NENTRIES, false,
+		ret = kpb_time_n(funcs, kps, ptrs, KPB_NENTRIES, false,
 				 "entry_single");
 		if (!ret)
-			ret = kpb_time_n(*funcs, kps, ptrs, KPB_NENTRIES, true,
+			ret = kpb_time_n(funcs, kps, ptrs, KPB_NENTRIES, true,
 					 "entry_batch");
 	}
 	kvfree(ptrs);
@@ -763,14 +776,12 @@ static int kpb_fig_entries(const char *name)
  */
 static int kpb_fig_entries_scale(const char *name)
 {
-	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	const kpb_fn_t *funcs = kpb_cfuncs_get(name);
 	int ret;
 
-	if (!funcs) {
-		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+	if (!funcs)
 		return -ENOENT;
-	}
-	ret = kpb_scale_series("escale", *funcs, KPB_NCFUNCS);
+	ret = kpb_scale_series("escale", funcs, KPB_NCFUNCS);
 	symbol_put(kpb_cfuncs);
 	return ret;
 }
@@ -781,15 +792,13 @@ static int kpb_fig_entries_scale(const char *name)
  */
 static int kpb_cfuncs_call(const char *name)
 {
-	const kpb_fn_t (*funcs)[KPB_NCFUNCS] = symbol_get(kpb_cfuncs);
+	const kpb_fn_t *funcs = kpb_cfuncs_get(name);
 	int i;
 
-	if (!funcs) {
-		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+	if (!funcs)
 		return -ENOENT;
-	}
 	for (i = 0; i < KPB_NENTRIES; i++)
-		(*funcs)[i](i);
+		funcs[i](i);
 	symbol_put(kpb_cfuncs);
 	return 0;
 }
