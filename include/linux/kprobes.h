@@ -133,27 +133,12 @@ struct kretprobe {
 
 struct kretprobe_chunk;
 
-/*
- * The instances of one kretprobe.  Kept apart from struct kretprobe so that
- * returns still in flight when the kretprobe is unregistered (and perhaps
- * freed) have somewhere to go back to; the last of them frees the pool.
- * Written by kernel/kprobes.c only; @nr, @floor and @limit may be read for
- * diagnostics.
- */
-struct kretprobe_pool {
-	struct kretprobe	*rp;	/* NULL once unregistered */
-	atomic_t		refs;	/* instances out, +1 while registered */
-	unsigned int		nr;	/* instances in all chunks */
-	unsigned int		floor;	/* never trimmed below */
-	unsigned int		limit;	/* never grown beyond */
-	unsigned int		stride;	/* bytes per instance */
-	unsigned long		requests; /* KRP_* work asked of the worker */
-	struct list_head	chunks;	/* RCU; the first one is the floor */
-	struct kretprobe_instance * __percpu *cache; /* one per CPU, or NULL */
-	struct irq_work		kick;	/* hit path -> @work */
-	struct delayed_work	work;	/* grows and trims */
-	struct irq_work		free_kick; /* last reference -> @free_work */
-	struct work_struct	free_work; /* frees the pool */
+/* A snapshot of a kretprobe's pool: see kretprobe_pool_info(). */
+struct kretprobe_pool_info {
+	unsigned int	out;	/* instances in use by calls in flight */
+	unsigned int	nr;	/* instances the pool holds now */
+	unsigned int	floor;	/* never trimmed below (maxactive) */
+	unsigned int	limit;	/* never grown beyond */
 };
 
 struct kretprobe_instance {
@@ -310,6 +295,7 @@ void kprobe_flush_task(struct task_struct *tk);
 bool is_kretprobe_trampoline(unsigned long addr);
 unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 				      struct llist_node **cur);
+void kretprobe_pool_info(struct kretprobe *rp, struct kretprobe_pool_info *info);
 #else
 static inline int register_kretprobe(struct kretprobe *rp)
 {

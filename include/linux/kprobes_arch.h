@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The contract between the generic kprobes core (kernel/kprobes.c) and an
+ * The contract between the generic kprobes core (kernel/kprobes/) and an
  * architecture backend (arch/<arch>/kernel/kprobes/).
  *
  * The core owns probe *sites*: one per probed address, shared by every
@@ -36,30 +36,21 @@
 #include <linux/hash.h>
 #include <linux/rculist.h>
 
-/* kprobe_site.flags */
-#define KSITE_ARMED	BIT(0)	/* breakpoint (or ftrace hook) in place */
+/*
+ * kprobe_site.flags the backend reads (written by the core under
+ * kprobe_mutex, except KSITE_ARCH_SLOW).  The core keeps its own flags in
+ * the bits from 16 up (kernel/kprobes/internal.h).
+ */
 #define KSITE_GONE	BIT(1)	/* the text was freed: never touch it again */
 #define KSITE_FTRACE	BIT(2)	/* on an ftrace call site: carried by ftrace */
 #define KSITE_POST	BIT(3)	/* some enabled probe here has a post_handler */
-/* Jump optimization (CONFIG_OPTPROBES), see kernel/kprobes.c section 5: */
-#define KSITE_OPT_QUEUED BIT(4)	/* on the optimizer's queue */
-#define KSITE_OPT_WAIT	BIT(5)	/* detour built, grace period under way */
+/* Jump optimization (CONFIG_OPTPROBES, kernel/kprobes/optimizer.c): */
 #define KSITE_OPTIMIZED	BIT(6)	/* the jump to the detour is in the text */
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
-#define KSITE_OPT_NEVER	BIT(8)	/* the backend refused to optimize it */
-#define KSITE_OPT_DETOUR BIT(9)	/* has a detour: freed like OOL text */
-#define KSITE_OPT_JUMPED BIT(11)	/* its jump was written: see unregister */
 /* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
 #define KSITE_ARCH_SLOW	BIT(10)
 
 struct ftrace_ops;
-
-/* kprobe_site.ftrace_bp (kernel/kprobes.c, "Entry probes go live at once") */
-enum {
-	KSITE_BP_NONE,
-	KSITE_BP_OURS,		/* our int3 on ftrace's nop */
-	KSITE_BP_YIELDED,	/* ftrace's write took it over */
-};
 
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
@@ -68,9 +59,9 @@ struct kprobe_site {
 	struct kprobe		*duo;	/* see kprobe_site_duo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
-	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes.c). */
+	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes/ftrace.c). */
 	struct ftrace_ops	*fops;
-	/* KSITE_BP_*: an ftrace site armed by a breakpoint; text_mutex */
+	/* an ftrace site armed by a breakpoint (kernel/kprobes/ftrace.c); text_mutex */
 	u8			ftrace_bp;
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
 	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
@@ -236,14 +227,11 @@ int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold);
 
 /*
  * Does a jump label or static call site overlap [@start, @end)?  Under
- * kprobe_mutex; a bisection of an index the core keeps (section 6).
+ * kprobe_mutex; a bisection of an index the core keeps (check.c).
  */
 bool kprobe_text_rewritten(unsigned long start, unsigned long end);
 
 /* ---- Provided by the core, for the backend's hit path -------------- */
-
-/* The site at @addr, or NULL.  Interrupts or preemption off. */
-struct kprobe_site *kprobe_site_lookup(unsigned long addr);
 
 /* The site hash (RCU; written under kprobe_mutex by the core). */
 #define KPROBE_SITE_HASH_BITS	12
@@ -258,15 +246,21 @@ static __always_inline struct hlist_head *kprobe_site_bucket(unsigned long addr)
 	return &kprobe_site_hash[hash_32((u32)addr, KPROBE_SITE_HASH_BITS)];
 }
 
+/* True when the caller holds kprobe_mutex (for lockdep's RCU list checks). */
+bool kprobe_mutex_is_held(void);
+
 /*
- * kprobe_site_lookup() inlined into a hit path: one multiply, one load and
- * the walk of a chain that is almost always a single site long.
+ * The site at @addr, or NULL.  The one lookup of a site by address, for
+ * the hit paths (interrupts or preemption off) and for registration-time
+ * code under kprobe_mutex alike: one multiply, one load and the walk of a
+ * chain that is almost always a single site long.
  */
 static __always_inline struct kprobe_site *kprobe_site_find(unsigned long addr)
 {
 	struct kprobe_site *s;
 
-	hlist_for_each_entry_rcu(s, kprobe_site_bucket(addr), node) {
+	hlist_for_each_entry_rcu(s, kprobe_site_bucket(addr), node,
+				 kprobe_mutex_is_held()) {
 		if ((unsigned long)s->addr == addr)
 			return s;
 	}

@@ -14,7 +14,7 @@
  * Bytes per detour slot of an optimized probe: a call to the common entry
  * code, the copied region (at most four bytes of instructions before the
  * fifth byte plus one whole instruction), a jmp back, and two words for
- * the entry code in the last sixteen bytes.  See arch/x86/kernel/kprobes/opt.c
+ * the entry code in the last sixteen bytes.  See arch/x86/kernel/kprobes/detour.c
  * (opt_entry.S needs it too).
  */
 #define KPROBE_OPTINSN_SLOT_SIZE	64
@@ -72,7 +72,6 @@ struct arch_kprobe_site {
 	/* Jump optimization: filled by arch_optprobe_prepare(). */
 	kprobe_opcode_t	*detour;	/* detour slot, NULL if none */
 	u8		region;		/* bytes the jump's region covers */
-	bool		jumped;		/* the jump is in the text */
 	u8		orig[5];	/* the bytes the jump replaces */
 #endif
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Private to the x86 kprobes backend (core.c, ftrace.c, opt.c).
+ * Private to the x86 kprobes backend (breakpoint.c, ftrace_site.c, detour.c).
  */
 #ifndef _X86_KPROBES_BACKEND_H
 #define _X86_KPROBES_BACKEND_H
@@ -40,7 +40,7 @@ enum {
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
 
-/* A hit on our breakpoint on ftrace's nop (ftrace.c, ftrace_entry.S). */
+/* A hit on our breakpoint on ftrace's nop (ftrace_site.c, ftrace_entry.S). */
 #ifdef CONFIG_KPROBES_ON_FTRACE
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs);
 void kx_ftrace_bp_entry(void);
@@ -52,11 +52,11 @@ static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 }
 #endif
 
-/* The end of a tracked step (step_entry.S) and its C half (core.c). */
+/* The end of a tracked step (step_entry.S) and its C half (breakpoint.c). */
 void kx_step_entry(void);
 void kx_step_done(struct pt_regs *regs);
 
-/* Shared by core.c and opt.c. */
+/* Shared by breakpoint.c and detour.c. */
 struct insn;
 struct kx_overlay {
 	unsigned long	at;		/* an optimized site being walked through */
@@ -71,7 +71,7 @@ bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
 bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest);
 
 /*
- * Jump optimization (opt.c).  A detour slot holds, from its start: a call
+ * Jump optimization (detour.c).  A detour slot holds, from its start: a call
  * to kx_opt_entry (opt_entry.S), the copied region followed by a jmp back
  * (KX_OPT_COPY, where breakpoint hits go while KSITE_OPT_READY is set),
  * and in its last sixteen bytes the value regs->ip shows to handlers
@@ -97,9 +97,10 @@ static __always_inline unsigned long kx_opt_copy(struct kprobe_site *s)
 	return (unsigned long)s->arch.detour + KX_OPT_COPY;
 }
 
+/* Is the jump in the text?  The core sets KSITE_OPTIMIZED once it is. */
 static __always_inline bool kx_jumped(struct kprobe_site *s)
 {
-	return s->arch.jumped;
+	return READ_ONCE(s->flags) & KSITE_OPTIMIZED;
 }
 
 static __always_inline const u8 *kx_orig_bytes(struct kprobe_site *s)

@@ -4,7 +4,7 @@
  *
  * An optimized site's jmp leads to its detour slot, whose first
  * instruction calls this code.  So on entry the stack holds our return
- * address (the slot's copy of the region, see opt.c) right below the
+ * address (the slot's copy of the region, see detour.c) right below the
  * probed context's stack pointer.  We save that context as a struct
  * pt_regs, fetch the site's address from the slot's last eight bytes and
  * call kx_opt_handler().  Then flags and general registers are reloaded

@@ -2,7 +2,7 @@
 /*
  * x86-64 kprobes backend: where a tracked step ends.
  *
- * The tracked copy of a stepped instruction (see core.c) is followed by a
+ * The tracked copy of a stepped instruction (see breakpoint.c) is followed by a
  * call to this code, so we arrive with interrupts off, the registers as
  * the instruction left them, and our return address (just past that call,
  * in the slot) below the probed context's stack pointer.  We save the

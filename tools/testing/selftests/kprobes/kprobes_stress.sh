@@ -105,7 +105,7 @@ pa_state()
 
 # Is pa_state back to $1?  A removed probe's address leaves ftrace's
 # filter in one update with the others a tenth of a second later
-# (ftrace_lazy_work in kernel/kprobes.c): allow two seconds.
+# (ftrace_lazy_work in kernel/kprobes/ftrace.c): allow two seconds.
 pa_restored()
 {
 	local i=0

@@ -769,7 +769,7 @@ struct kpb_walk_sum {
  * breakpoint's byte before unregister_kprobe() returns.  The function
  * entry's ftrace call site is ftrace's: a probe there leaves ftrace's
  * filter with the others a tenth of a second later (ftrace_lazy_work in
- * kernel/kprobes.c), and until then the site calls ftrace instead of
+ * kernel/kprobes/ftrace.c), and until then the site calls ftrace instead of
  * being its nop.  Only that is waited for, a second at most.
  */
 static bool kpb_text_restored(struct kpb_fn *fn, unsigned int off)

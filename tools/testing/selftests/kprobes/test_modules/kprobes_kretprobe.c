@@ -15,7 +15,7 @@
  * with the default maxactive.  Upstream prepares a fixed number of
  * instances and misses the other returns; ours grows its pool instead.
  *
- * The checks of our pool's bookkeeping (struct kretprobe_pool) are only
+ * The checks of our pool's bookkeeping (kretprobe_pool_info()) are only
  * compiled where include/linux/kprobes.h defines KRETPROBE_POOL_GROWS.
  * Without CONFIG_KRETPROBES the module holds no suite, and run_tests.sh
  * does not load it.
@@ -177,6 +177,17 @@ static void kpr_unregister(struct kunit *test, struct kretprobe *rp)
 	kpr_untrack(test, rp);
 	unregister_kretprobe(rp);
 }
+
+#ifdef KRETPROBE_POOL_GROWS
+/* A snapshot of @p's pool, through the kernel's accessor. */
+static struct kretprobe_pool_info kpr_pool_info(struct kpr_probe *p)
+{
+	struct kretprobe_pool_info info;
+
+	kretprobe_pool_info(&p->rp, &info);
+	return info;
+}
+#endif
 
 static int kpr_returns(struct kpr_probe *p)
 {
@@ -1343,11 +1354,11 @@ static void kpr_task_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpr_returns(p), 0);
 #ifdef KRETPROBE_POOL_GROWS
 	end = jiffies + 10 * HZ;
-	while (atomic_read(&p->rp.pool->refs) != 1 && time_before(jiffies, end)) {
+	while (kpr_pool_info(p).out && time_before(jiffies, end)) {
 		msleep(20);
 		rcu_barrier();
 	}
-	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->rp.pool->refs), 1,
+	KUNIT_EXPECT_EQ_MSG(test, kpr_pool_info(p).out, 0,
 			    "instances still out after the task was freed");
 #endif
 	KUNIT_EXPECT_EQ(test, kpt_kret_exit(NULL), KPT_KRET_EXIT_RET);
@@ -1439,10 +1450,9 @@ static void kpr_no_miss(struct kunit *test)
 		   jiffies_to_msecs(jiffies - t0));
 #ifdef KRETPROBE_POOL_GROWS
 	/* One instance out per sleeping caller. */
-	KUNIT_EXPECT_EQ(test, atomic_read(&p->rp.pool->refs), n + 1);
+	KUNIT_EXPECT_EQ(test, kpr_pool_info(p).out, n);
 	kunit_info(test, "pool with all inside: nr %u, floor %u, limit %u\n",
-		   READ_ONCE(p->rp.pool->nr), READ_ONCE(p->rp.pool->floor),
-		   READ_ONCE(p->rp.pool->limit));
+		   kpr_pool_info(p).nr, kpr_pool_info(p).floor, kpr_pool_info(p).limit);
 #endif
 	kpt_gate_open();
 	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 180),
@@ -1466,20 +1476,20 @@ static void kpr_no_miss(struct kunit *test)
 
 #ifdef KRETPROBE_POOL_GROWS
 	{
-		struct kretprobe_pool *pool = p->rp.pool;
+		struct kretprobe_pool_info info = kpr_pool_info(p);
 		int i;
 
 		/* Everything came back; the surplus is trimmed in time. */
-		KUNIT_EXPECT_EQ(test, atomic_read(&pool->refs), 1);
+		KUNIT_EXPECT_EQ(test, info.out, 0);
 		for (i = 0; i < 100; i++) {
-			if (READ_ONCE(pool->nr) == READ_ONCE(pool->floor))
+			info = kpr_pool_info(p);
+			if (info.nr == info.floor)
 				break;
 			msleep(100);
 		}
 		kunit_info(test, "pool: nr %u, floor %u, limit %u after %d ms\n",
-			   READ_ONCE(pool->nr), READ_ONCE(pool->floor),
-			   READ_ONCE(pool->limit), i * 100);
-		KUNIT_EXPECT_EQ(test, READ_ONCE(pool->nr), READ_ONCE(pool->floor));
+			   info.nr, info.floor, info.limit, i * 100);
+		KUNIT_EXPECT_EQ(test, info.nr, info.floor);
 	}
 #endif
 	kpr_unregister(test, &p->rp);

@@ -801,7 +801,7 @@ static void kpk_change_path_no_post(struct kunit *test)
 /*
  * A probe on an ftrace site that is disabled or unregistered leaves its
  * address in ftrace's filter for a while (ours: ftrace_lazy_work in
- * kernel/kprobes.c).  Calls in that time run no handler and count no
+ * kernel/kprobes/ftrace.c).  Calls in that time run no handler and count no
  * miss, and the probe enabled, or registered there again, at once fires
  * at once, and still fires once the addresses left behind have been
  * taken out of the filter.
@@ -839,7 +839,7 @@ static void kpk_ftrace_rearm(struct kunit *test)
 /*
  * Ours: a probe on a function's entry goes live as a breakpoint on
  * ftrace's nop, and ftrace carries it a tenth of a second later
- * (kernel/kprobes.c, "Entry probes go live at once"); unregistered
+ * (kernel/kprobes/ftrace.c, "Entry probes go live at once"); unregistered
  * before that, the nop is back at once.  Upstream: ftrace carries it
  * from the start.  Either way every call is a hit.
  */

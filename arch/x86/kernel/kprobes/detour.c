@@ -380,14 +380,13 @@ void arch_optprobe_poke(struct kprobe_site *s)
 	u8 jmp[JMP32_INSN_SIZE];
 
 	lockdep_assert_held(&text_mutex);
-	if (WARN_ON_ONCE(!s->arch.detour || s->arch.jumped) ||
+	if (WARN_ON_ONCE(!s->arch.detour || kx_jumped(s)) ||
 	    (s->flags & KSITE_GONE))
 		return;
 	if (WARN_ON_ONCE(!kx_place_jmp(jmp, (unsigned long)s->addr,
 				       (unsigned long)s->arch.detour)))
 		return;
 	text_poke_queue(s->addr, jmp, JMP32_INSN_SIZE, NULL);
-	s->arch.jumped = true;
 }
 
 /**
@@ -419,12 +418,12 @@ void arch_optprobe_unpoke(struct list_head *sites)
 
 	lockdep_assert_held(&text_mutex);
 	list_for_each_entry(s, sites, opt) {
-		if (s->arch.jumped && !(s->flags & KSITE_GONE))
+		if (kx_jumped(s) && !(s->flags & KSITE_GONE))
 			text_poke(s->addr, &int3, INT3_INSN_SIZE);
 	}
 	text_poke_sync();
 	list_for_each_entry(s, sites, opt) {
-		if (s->arch.jumped && !(s->flags & KSITE_GONE)) {
+		if (kx_jumped(s) && !(s->flags & KSITE_GONE)) {
 			text_poke(s->addr + INT3_INSN_SIZE,
 				  s->arch.orig + INT3_INSN_SIZE,
 				  JMP32_INSN_SIZE - INT3_INSN_SIZE);
@@ -435,7 +434,6 @@ void arch_optprobe_unpoke(struct list_head *sites)
 			perf_event_text_poke(s->addr, jmp, JMP32_INSN_SIZE, now,
 					     JMP32_INSN_SIZE);
 		}
-		s->arch.jumped = false;
 	}
 	text_poke_sync();
 }
@@ -447,5 +445,4 @@ void kx_opt_release(struct kprobe_site *s)
 		kprobe_optinsn_slot_free(s->arch.detour);
 		s->arch.detour = NULL;
 	}
-	s->arch.jumped = false;
 }

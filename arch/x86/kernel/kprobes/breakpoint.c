@@ -33,7 +33,7 @@
  *    in it (see kprobe_slot_free()).  Instructions with an exception-table
  *    entry are never boosted.
  *
- *  - Jump optimization (opt.c) replaces the int3 of a qualifying site with
+ *  - Jump optimization (detour.c) replaces the int3 of a qualifying site with
  *    a jmp to a detour.  While a site is on its way there or back
  *    (KSITE_OPT_READY), a breakpoint hit runs the detour's copy of the
  *    whole region, like a boosted hit runs its slot's copy.
@@ -203,7 +203,7 @@ int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
 		return 0;
 	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE) {
 		preempt_disable();
-		s = kprobe_site_lookup(pos);
+		s = kprobe_site_find(pos);
 		/* our breakpoint on ftrace's nop */
 		if (s && s->arch.how == KX_FTRACE && buf[0] == INT3_INSN_OPCODE) {
 			buf[0] = x86_nops[MCOUNT_INSN_SIZE][0];

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The blacklist: text nobody may probe.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <asm/sections.h>
+
+#include "internal.h"
+
+/*
+ * Address ranges nobody may probe: the hit path itself and whatever it
+ * calls (NOKPROBE_SYMBOL() and .kprobes.text), entry and exception code,
+ * noinstr code, and the architecture's own list.  One entry per function
+ * so that the debugfs file names them.  Written under kprobe_mutex,
+ * read under RCU (within_kprobe_blacklist() is also used by
+ * hw_breakpoint and kgdb).
+ */
+LIST_HEAD(kprobe_blacklist);
+
+static int blacklist_add(unsigned long start, unsigned long end)
+{
+	struct kprobe_blacklist_entry *e;
+
+	e = kmalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->start = start;
+	e->end = end;
+	list_add_tail_rcu(&e->list, &kprobe_blacklist);
+	return 0;
+}
+
+/**
+ * kprobe_add_ksym_blacklist() - forbid probes in the function at @entry
+ * @entry: an address inside a function known to kallsyms
+ *
+ * Return: the size of the function, or a negative errno.
+ */
+int kprobe_add_ksym_blacklist(unsigned long entry)
+{
+	unsigned long size, offset;
+	int ret;
+
+	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
+		return -EINVAL;
+	ret = blacklist_add(entry - offset, entry - offset + size);
+	return ret ? ret : size;
+}
+
+/**
+ * kprobe_add_area_blacklist() - forbid probes in [@start, @end)
+ * @start: first address
+ * @end: first address past the area
+ *
+ * Each function of the area gets its own entry.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
+{
+	unsigned long addr = start, size, offset;
+	int ret;
+
+	while (addr < end) {
+		if (!kallsyms_lookup_size_offset(addr, &size, &offset) || !size)
+			return blacklist_add(addr, end);	/* no symbols: whole */
+		ret = blacklist_add(addr - offset, addr - offset + size);
+		if (ret)
+			return ret;
+		addr = addr - offset + size;
+	}
+	return 0;
+}
+
+static bool in_section(unsigned long addr, const char *start, const char *end)
+{
+	return addr >= (unsigned long)start && addr < (unsigned long)end;
+}
+
+/**
+ * within_kprobe_blacklist() - may @addr not be probed?
+ * @addr: an address of kernel or module text
+ *
+ * Return: true if probing @addr is forbidden.
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	struct kprobe_blacklist_entry *e;
+	bool hit = false;
+
+	if (in_section(addr, __kprobes_text_start, __kprobes_text_end) ||
+	    in_section(addr, __entry_text_start, __entry_text_end) ||
+	    in_section(addr, __irqentry_text_start, __irqentry_text_end) ||
+	    in_section(addr, __softirqentry_text_start, __softirqentry_text_end) ||
+	    in_section(addr, __noinstr_text_start, __noinstr_text_end))
+		return true;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(e, &kprobe_blacklist, list) {
+		if (addr >= e->start && addr < e->end) {
+			hit = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return hit;
+}
+
+void __init kprobe_blacklist_init(void)
+{
+	unsigned long *entry;
+	int ret;
+
+	for (entry = __start_kprobe_blacklist; entry < __stop_kprobe_blacklist;
+	     entry++) {
+		ret = kprobe_add_ksym_blacklist(*entry);
+		if (ret < 0 && ret != -EINVAL)
+			pr_err("cannot build the blacklist: %d\n", ret);
+	}
+	ret = kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
+					(unsigned long)__kprobes_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__entry_text_start,
+						(unsigned long)__entry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
+						(unsigned long)__irqentry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__softirqentry_text_start,
+						(unsigned long)__softirqentry_text_end);
+	if (!ret)
+		ret = kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
+						(unsigned long)__noinstr_text_end);
+	if (!ret)
+		ret = arch_populate_kprobe_blacklist();
+	if (ret)
+		pr_err("incomplete blacklist: %d\n", ret);
+}
+
+#ifdef CONFIG_MODULES
+void kprobe_blacklist_add_module(struct module *mod)
+{
+	unsigned long start, i;
+
+	for (i = 0; i < mod->num_kprobe_blacklist; i++)
+		kprobe_add_ksym_blacklist(mod->kprobe_blacklist[i]);
+	start = (unsigned long)mod->kprobes_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->kprobes_text_size);
+	start = (unsigned long)mod->noinstr_text_start;
+	if (start)
+		kprobe_add_area_blacklist(start, start + mod->noinstr_text_size);
+}
+
+void kprobe_blacklist_remove_module(struct module *mod)
+{
+	struct kprobe_blacklist_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &kprobe_blacklist, list) {
+		if (within_module(e->start, mod)) {
+			list_del_rcu(&e->list);
+			kfree_rcu(e, rcu);
+		}
+	}
+}
+#endif
+

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * debugfs: /sys/kernel/debug/kprobes/{list,enabled,blacklist}.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/debugfs.h>
+#include <linux/kallsyms.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+static void list_one(struct seq_file *m, struct kprobe_site *s,
+		     struct kprobe *p, bool show)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long size, off;
+	const char *sym = NULL;
+	char *modname = NULL;
+
+	if (!(s->flags & KSITE_GONE))
+		sym = kallsyms_lookup((unsigned long)p->addr, &size, &off,
+				      &modname, name);
+	if (!sym) {
+		sym = p->symbol_name ? p->symbol_name : "(gone)";
+		off = p->symbol_name ? p->offset : 0;
+	}
+	seq_printf(m, "%016lx  %c  %s+0x%lx",
+		   show ? (unsigned long)p->addr : 0UL,
+		   kprobe_is_return(p) ? 'r' : 'k', sym, off);
+	if (modname)
+		seq_printf(m, "  [%s]", modname);
+	if (kprobe_gone(p))
+		seq_puts(m, "  [GONE]");
+	else if (p->flags & KPROBE_FLAG_DISABLED)
+		seq_puts(m, "  [DISABLED]");
+	if (p->flags & KPROBE_FLAG_OPTIMIZED)
+		seq_puts(m, "  [OPTIMIZED]");
+	if (kprobe_ftrace(p))
+		seq_puts(m, "  [FTRACE]");
+	seq_putc(m, '\n');
+}
+
+static int list_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_site *s;
+	struct kprobe *p;
+
+	mutex_lock(&kprobe_mutex);
+	for_each_kprobe_site(s) {
+		list_for_each_entry(p, &s->probes, list)
+			list_one(m, s, p, show);
+	}
+	list_for_each_entry(s, &kprobe_gone_sites, batch) {
+		list_for_each_entry(p, &s->probes, list)
+			list_one(m, s, p, show);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(list);
+
+static int blacklist_show(struct seq_file *m, void *v)
+{
+	bool show = kallsyms_show_value(m->file->f_cred);
+	struct kprobe_blacklist_entry *e;
+
+	mutex_lock(&kprobe_mutex);
+	list_for_each_entry(e, &kprobe_blacklist, list) {
+		seq_printf(m, "0x%016lx-0x%016lx\t%ps\n",
+			   show ? e->start : 0UL, show ? e->end : 0UL,
+			   (void *)e->start);
+	}
+	mutex_unlock(&kprobe_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(blacklist);
+
+static ssize_t enabled_read(struct file *file, char __user *ubuf,
+			    size_t count, loff_t *ppos)
+{
+	char buf[3] = { READ_ONCE(kprobes_all_disarmed) ? '0' : '1', '\n', 0 };
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, 2);
+}
+
+static ssize_t enabled_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	mutex_lock(&kprobe_mutex);
+	if (kprobes_all_disarmed == on) {
+		kprobes_all_disarmed = !on;
+		kprobes_all_sites_update();
+		pr_info("kprobes globally %s\n", on ? "enabled" : "disabled");
+	}
+	mutex_unlock(&kprobe_mutex);
+	return count;
+}
+
+static const struct file_operations enabled_fops = {
+	.read	= enabled_read,
+	.write	= enabled_write,
+	.llseek	= default_llseek,
+};
+
+static int __init kprobes_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
+
+	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &blacklist_fops);
+	return 0;
+}
+late_initcall(kprobes_debugfs_init);
+

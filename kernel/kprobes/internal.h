@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the files of the kprobes core share, grouped by the file that
+ * defines it.  The backend's side of the contract is <linux/kprobes_arch.h>;
+ * nothing here is visible outside kernel/kprobes/.
+ *
+ * Locking: kprobe_mutex serialises every change of sites and probes.  The
+ * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
+ * only reads RCU-protected lists; a site or a probe leaves those lists and
+ * is only reused or freed after a grace period.
+ */
+#ifndef _KERNEL_KPROBES_INTERNAL_H
+#define _KERNEL_KPROBES_INTERNAL_H
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+
+struct module;
+
+/*
+ * kprobe_site.flags that only the core reads or writes (the backend's are
+ * in <linux/kprobes_arch.h>).
+ */
+#define KSITE_ARMED	 BIT(16) /* breakpoint (or ftrace hook) in place */
+#define KSITE_OPT_QUEUED BIT(17) /* on the optimizer's queue */
+#define KSITE_OPT_NEVER	 BIT(18) /* the backend refused to optimize it */
+#define KSITE_OPT_DETOUR BIT(19) /* has a detour: freed like OOL text */
+#define KSITE_OPT_JUMPED BIT(20) /* its jump was written: see unregister */
+
+/* kprobe_site.ftrace_bp (ftrace.c, "Entry probes go live at once") */
+enum {
+	KSITE_BP_NONE,
+	KSITE_BP_OURS,		/* our int3 on ftrace's nop */
+	KSITE_BP_YIELDED,	/* ftrace's write took it over */
+};
+
+/* Every site in the hash, in no particular order; kprobe_mutex held. */
+#define for_each_kprobe_site(s)						\
+	for (unsigned int __bkt = 0; __bkt < ARRAY_SIZE(kprobe_site_hash); __bkt++) \
+		hlist_for_each_entry(s, &kprobe_site_hash[__bkt], node)
+
+/* The same, for a walk that may take @s out of the hash. */
+#define for_each_kprobe_site_safe(s, tmp)				\
+	for (unsigned int __bkt = 0; __bkt < ARRAY_SIZE(kprobe_site_hash); __bkt++) \
+		hlist_for_each_entry_safe(s, tmp, &kprobe_site_hash[__bkt], node)
+
+/* Take every site off a batch list (site->batch), leaving each unlinked. */
+static inline void kprobe_batch_clear(struct list_head *batch)
+{
+	while (!list_empty(batch))
+		list_del_init(batch->next);
+}
+
+/* ---- core.c: sites, registration, enable/disable, going text ----- */
+extern struct mutex kprobe_mutex;
+extern bool kprobes_all_disarmed;
+extern struct list_head kprobe_gone_sites;
+extern struct kprobe kprobe_busy;
+struct kprobe_site *kprobe_site_of(struct kprobe *p);
+void kprobes_all_sites_update(void);
+
+/* ---- slots.c: out-of-line slots and the wait for OOL code -------- */
+struct kprobe_slot_pool;
+void kprobe_ool_sync(void);
+void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr);
+void __init kprobe_ool_sync_init(void);
+
+/* ---- blacklist.c ---------------------------------------------------- */
+/* One forbidden range: a function, or an area without symbols. */
+struct kprobe_blacklist_entry {
+	struct list_head	list;	/* on kprobe_blacklist, RCU */
+	unsigned long		start;
+	unsigned long		end;
+	struct rcu_head		rcu;
+};
+
+extern struct list_head kprobe_blacklist;
+void __init kprobe_blacklist_init(void);
+void kprobe_blacklist_add_module(struct module *mod);
+void kprobe_blacklist_remove_module(struct module *mod);
+
+/* ---- arm.c: arming and disarming in batches, releasing sites ------- */
+bool kprobe_site_want_armed(struct kprobe_site *s);
+bool kprobe_site_armed_as(struct kprobe_site *s, bool want);
+int kprobe_sites_set_armed(struct list_head *batch, bool arm);
+void kprobe_sites_update(struct list_head *batch);
+void kprobe_sites_release(struct list_head *dead);
+void kprobe_sites_release_later(struct list_head *dead);
+void kprobe_arm_sync_later(void);
+
+/* ---- check.c: what an address names, and whether it may be probed -- */
+kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
+				     unsigned long offset, bool *on_entry);
+int kprobe_check_text(unsigned long addr);
+unsigned long kprobe_ftrace_site_of(unsigned long addr);
+void kprobe_reserved_add_module(struct module *mod);
+void kprobe_reserved_remove_module(struct module *mod);
+
+/* ---- ftrace.c: sites carried by ftrace (CONFIG_KPROBES_ON_FTRACE) -- */
+#ifdef CONFIG_KPROBES_ON_FTRACE
+bool kprobe_ftrace_site_ipmod(struct kprobe_site *s);
+void kprobe_ftrace_lazy_flush(void);
+void kprobe_ftrace_sites_bp_settle(struct list_head *batch);
+int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm);
+#else
+static inline bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
+{
+	return false;
+}
+
+static inline void kprobe_ftrace_lazy_flush(void) { }
+static inline void kprobe_ftrace_sites_bp_settle(struct list_head *batch) { }
+
+/* Without it no ftrace site is ever created: nothing to arm. */
+static inline int kprobe_ftrace_sites_set_armed(struct list_head *batch,
+						bool arm)
+{
+	return 0;
+}
+#endif
+
+/* ---- optimizer.c: jump optimization (CONFIG_OPTPROBES) ------------- */
+#ifdef CONFIG_OPTPROBES
+void kprobe_opt_leave(struct kprobe_site *s, struct list_head *unopt);
+void kprobe_opt_unoptimize(struct list_head *unopt);
+void kprobe_opt_consider(struct kprobe_site *s);
+void kprobe_opt_neighbours(unsigned long addr, bool arrive);
+void kprobe_opt_forget(struct kprobe_site *s);
+#else
+static inline void kprobe_opt_leave(struct kprobe_site *s,
+				    struct list_head *unopt) { }
+static inline void kprobe_opt_unoptimize(struct list_head *unopt) { }
+static inline void kprobe_opt_consider(struct kprobe_site *s) { }
+static inline void kprobe_opt_neighbours(unsigned long addr, bool arrive) { }
+static inline void kprobe_opt_forget(struct kprobe_site *s) { }
+#endif
+
+/* ---- kretprobe.c: return probes (CONFIG_KRETPROBES) ---------------- */
+#ifdef CONFIG_KRETPROBES
+bool kprobe_is_return(struct kprobe *p);
+void kretprobe_detach(struct kprobe *p);
+void kretprobe_release(struct kprobe *p);
+#else
+static inline bool kprobe_is_return(struct kprobe *p)
+{
+	return false;
+}
+
+static inline void kretprobe_detach(struct kprobe *p) { }
+static inline void kretprobe_release(struct kprobe *p) { }
+#endif
+
+#endif /* _KERNEL_KPROBES_INTERNAL_H */
