@@ -21,7 +21,7 @@
  * batches: see arm_sync_work).
  */
 
-static bool site_has_enabled(struct kprobe_site *s)
+static bool kprobe_site_has_enabled(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
@@ -62,7 +62,7 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
 	WRITE_ONCE(s->duo, n == 2 && enabled == 2 && pres && !post ? duo : NULL);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
-	       site_has_enabled(s);
+	       kprobe_site_has_enabled(s);
 }
 
 /*
@@ -173,7 +173,7 @@ void kprobe_sites_update(struct list_head *batch)
 		kprobe_opt_consider(s);
 }
 
-static void site_free_rcu(struct rcu_head *head)
+static void kprobe_site_free_rcu(struct rcu_head *head)
 {
 	kfree(container_of(head, struct kprobe_site, rcu));
 }
@@ -203,7 +203,7 @@ void kprobe_sites_release(struct list_head *dead)
 		 * deferred free only keeps a debugfs-free, lock-free reader of
 		 * the hash from ever racing with the kfree.
 		 */
-		call_rcu(&s->rcu, site_free_rcu);
+		call_rcu(&s->rcu, kprobe_site_free_rcu);
 	}
 }
 

@@ -23,7 +23,7 @@
  */
 LIST_HEAD(kprobe_blacklist);
 
-static int blacklist_add(unsigned long start, unsigned long end)
+static int kprobe_blacklist_add(unsigned long start, unsigned long end)
 {
 	struct kprobe_blacklist_entry *e;
 
@@ -49,7 +49,7 @@ int kprobe_add_ksym_blacklist(unsigned long entry)
 
 	if (!kallsyms_lookup_size_offset(entry, &size, &offset))
 		return -EINVAL;
-	ret = blacklist_add(entry - offset, entry - offset + size);
+	ret = kprobe_blacklist_add(entry - offset, entry - offset + size);
 	return ret ? ret : size;
 }
 
@@ -69,8 +69,8 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
 
 	while (addr < end) {
 		if (!kallsyms_lookup_size_offset(addr, &size, &offset) || !size)
-			return blacklist_add(addr, end);	/* no symbols: whole */
-		ret = blacklist_add(addr - offset, addr - offset + size);
+			return kprobe_blacklist_add(addr, end);	/* no symbols: whole */
+		ret = kprobe_blacklist_add(addr - offset, addr - offset + size);
 		if (ret)
 			return ret;
 		addr = addr - offset + size;
@@ -78,7 +78,7 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
 	return 0;
 }
 
-static bool in_section(unsigned long addr, const char *start, const char *end)
+static bool kprobe_in_section(unsigned long addr, const char *start, const char *end)
 {
 	return addr >= (unsigned long)start && addr < (unsigned long)end;
 }
@@ -94,11 +94,11 @@ bool within_kprobe_blacklist(unsigned long addr)
 	struct kprobe_blacklist_entry *e;
 	bool hit = false;
 
-	if (in_section(addr, __kprobes_text_start, __kprobes_text_end) ||
-	    in_section(addr, __entry_text_start, __entry_text_end) ||
-	    in_section(addr, __irqentry_text_start, __irqentry_text_end) ||
-	    in_section(addr, __softirqentry_text_start, __softirqentry_text_end) ||
-	    in_section(addr, __noinstr_text_start, __noinstr_text_end))
+	if (kprobe_in_section(addr, __kprobes_text_start, __kprobes_text_end) ||
+	    kprobe_in_section(addr, __entry_text_start, __entry_text_end) ||
+	    kprobe_in_section(addr, __irqentry_text_start, __irqentry_text_end) ||
+	    kprobe_in_section(addr, __softirqentry_text_start, __softirqentry_text_end) ||
+	    kprobe_in_section(addr, __noinstr_text_start, __noinstr_text_end))
 		return true;
 
 	rcu_read_lock();

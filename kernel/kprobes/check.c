@@ -36,7 +36,7 @@ struct cold_match {
 	unsigned int	n;
 };
 
-static int cold_match_one(void *data, unsigned long addr)
+static int kprobe_cold_match_one(void *data, unsigned long addr)
 {
 	struct cold_match *m = data;
 
@@ -46,7 +46,7 @@ static int cold_match_one(void *data, unsigned long addr)
 }
 
 /* kallsyms, for vmlinux and module init text. */
-static int func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
+static int kprobe_func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
 			    bool want_cold)
 {
 	char name[KSYM_NAME_LEN], cold[KSYM_NAME_LEN + MODULE_NAME_LEN + 8];
@@ -69,7 +69,7 @@ static int func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
 	} else {
 		/* vmlinux only, and every symbol of that name. */
 		snprintf(cold, sizeof(cold), "%s.cold", name);
-		kallsyms_on_each_match_symbol(cold_match_one, cold, &m);
+		kallsyms_on_each_match_symbol(kprobe_cold_match_one, cold, &m);
 	}
 	if (m.n > 1) {
 		f->cold_size = KPROBE_FUNC_COLD_UNKNOWN;
@@ -123,7 +123,7 @@ int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold)
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	return func_by_kallsyms(addr, f, want_cold);
+	return kprobe_func_by_kallsyms(addr, f, want_cold);
 }
 
 /*
@@ -188,7 +188,7 @@ unsigned long kprobe_ftrace_site_of(unsigned long addr)
  * FineIBT rewrite at boot?  Neither is code that runs as written.  Only
  * configurations that emit them need the symbol lookup.
  */
-static bool in_preamble(unsigned long addr)
+static bool kprobe_in_preamble(unsigned long addr)
 {
 	char name[KSYM_NAME_LEN];
 
@@ -252,7 +252,7 @@ struct rsv_tables {
 	unsigned int		nbug;
 };
 
-static void rsv_tables_get(struct module *mod, struct rsv_tables *t)
+static void kprobe_rsv_tables_get(struct module *mod, struct rsv_tables *t)
 {
 	memset(t, 0, sizeof(*t));
 #ifdef CONFIG_MODULES
@@ -286,7 +286,7 @@ static void rsv_tables_get(struct module *mod, struct rsv_tables *t)
 #endif
 }
 
-static void rsv_push(struct rsv_index *x, struct module *mod,
+static void kprobe_rsv_push(struct rsv_index *x, struct module *mod,
 		     unsigned long addr, u8 len, u8 kind)
 {
 	struct rsv_site *r = &x->site[x->n++];
@@ -297,7 +297,7 @@ static void rsv_push(struct rsv_index *x, struct module *mod,
 	r->init = mod && within_module_init(addr, mod);
 }
 
-static int rsv_site_cmp(const void *a, const void *b)
+static int kprobe_rsv_site_cmp(const void *a, const void *b)
 {
 	const struct rsv_site *x = a, *y = b;
 
@@ -312,12 +312,12 @@ static int rsv_site_cmp(const void *a, const void *b)
  * jump_label_lock() so that none is caught half-patched.  NULL on
  * allocation failure; the tables are walked then.
  */
-static struct rsv_index *rsv_build(struct module *mod)
+static struct rsv_index *kprobe_rsv_build(struct module *mod)
 {
 	struct rsv_tables t;
 	struct rsv_index *x;
 
-	rsv_tables_get(mod, &t);
+	kprobe_rsv_tables_get(mod, &t);
 	x = kvzalloc(struct_size(x, site, t.njump + t.ncall + t.nbug),
 		     GFP_KERNEL);
 	if (!x)
@@ -330,7 +330,7 @@ static struct rsv_index *rsv_build(struct module *mod)
 
 		if (!mod && jump_entry_is_init(j))
 			continue;
-		rsv_push(x, mod, jump_entry_code(j), jump_entry_size(j),
+		kprobe_rsv_push(x, mod, jump_entry_code(j), jump_entry_size(j),
 			 RSV_JUMP);
 	}
 	jump_label_unlock();
@@ -342,7 +342,7 @@ static struct rsv_index *rsv_build(struct module *mod)
 		/* key: relative, with the site's flags in its low bits */
 		if (!mod && (((long)&c->key + c->key) & STATIC_CALL_SITE_INIT))
 			continue;
-		rsv_push(x, mod, (unsigned long)&c->addr + c->addr,
+		kprobe_rsv_push(x, mod, (unsigned long)&c->addr + c->addr,
 			 CALL_INSN_SIZE, RSV_CALL);
 	}
 #endif
@@ -351,14 +351,14 @@ static struct rsv_index *rsv_build(struct module *mod)
 		struct bug_entry *b = &t.bug[i];
 
 #ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
-		rsv_push(x, mod, (unsigned long)&b->bug_addr_disp +
+		kprobe_rsv_push(x, mod, (unsigned long)&b->bug_addr_disp +
 			 b->bug_addr_disp, 1, RSV_BUG);
 #else
-		rsv_push(x, mod, b->bug_addr, 1, RSV_BUG);
+		kprobe_rsv_push(x, mod, b->bug_addr, 1, RSV_BUG);
 #endif
 	}
 #endif
-	sort(x->site, x->n, sizeof(x->site[0]), rsv_site_cmp, NULL);
+	sort(x->site, x->n, sizeof(x->site[0]), kprobe_rsv_site_cmp, NULL);
 	return x;
 }
 
@@ -367,7 +367,7 @@ static struct rsv_index *rsv_build(struct module *mod)
  * overlaps [@start, @end); -1 when none does.  Init sites count only while
  * @init.
  */
-static int rsv_find(const struct rsv_index *x, unsigned long start,
+static int kprobe_rsv_find(const struct rsv_index *x, unsigned long start,
 		    unsigned long end, unsigned int kinds, bool init)
 {
 	unsigned int lo = 0, hi = x->n;
@@ -397,7 +397,7 @@ static int rsv_find(const struct rsv_index *x, unsigned long start,
  * The index covering @addr, or NULL when there is none yet; *@init: may
  * its init sites still be there?  Called under kprobe_mutex.
  */
-static struct rsv_index *rsv_get(unsigned long addr, bool *init)
+static struct rsv_index *kprobe_rsv_get(unsigned long addr, bool *init)
 {
 	struct rsv_index *x;
 	struct module *mod;
@@ -411,7 +411,7 @@ static struct rsv_index *rsv_get(unsigned long addr, bool *init)
 		if (system_state < SYSTEM_RUNNING)
 			return NULL;
 		if (!rsv_core)
-			rsv_core = rsv_build(NULL);
+			rsv_core = kprobe_rsv_build(NULL);
 		return rsv_core;
 	}
 	list_for_each_entry(x, &rsv_modules, node) {
@@ -425,7 +425,7 @@ static struct rsv_index *rsv_get(unsigned long addr, bool *init)
 /* The tables of a module as it comes; called under kprobe_mutex. */
 void kprobe_reserved_add_module(struct module *mod)
 {
-	struct rsv_index *x = rsv_build(mod);
+	struct rsv_index *x = kprobe_rsv_build(mod);
 
 	if (x)
 		list_add(&x->node, &rsv_modules);
@@ -460,9 +460,9 @@ bool kprobe_text_rewritten(unsigned long start, unsigned long end)
 	struct rsv_index *x;
 	bool init, busy;
 
-	x = rsv_get(start, &init);
+	x = kprobe_rsv_get(start, &init);
 	if (x)
-		return rsv_find(x, start, end,
+		return kprobe_rsv_find(x, start, end,
 				BIT(RSV_JUMP) | BIT(RSV_CALL), init) >= 0;
 	jump_label_lock();
 	busy = jump_label_text_reserved((void *)start, (void *)(end - 1));
@@ -475,7 +475,7 @@ bool kprobe_text_rewritten(unsigned long start, unsigned long end)
  * Is @addr a jump label or static call site (-EBUSY), or a BUG trap
  * (-EINVAL)?  An ftrace call site is none of them.
  */
-static int text_reserved(unsigned long addr)
+static int kprobe_text_reserved(unsigned long addr)
 {
 	struct rsv_index *x;
 	int ret = 0;
@@ -483,9 +483,9 @@ static int text_reserved(unsigned long addr)
 
 	if (kprobe_ftrace_site_of(addr) == addr)
 		return 0;
-	x = rsv_get(addr, &init);
+	x = kprobe_rsv_get(addr, &init);
 	if (x) {
-		switch (rsv_find(x, addr, addr + 1, BIT(RSV_JUMP) |
+		switch (kprobe_rsv_find(x, addr, addr + 1, BIT(RSV_JUMP) |
 				 BIT(RSV_CALL) | BIT(RSV_BUG), init)) {
 		case RSV_JUMP:
 		case RSV_CALL:
@@ -538,12 +538,12 @@ int kprobe_check_text(unsigned long addr)
 		pr_warn("%pS is on the blacklist\n", (void *)addr);
 		return -EINVAL;
 	}
-	if (in_preamble(addr)) {
+	if (kprobe_in_preamble(addr)) {
 		pr_warn("%pS is a function's preamble, not its code\n", (void *)addr);
 		return -EINVAL;
 	}
 
-	ret = text_reserved(addr);
+	ret = kprobe_text_reserved(addr);
 	if (ret) {
 		pr_warn("%pS is patched by the kernel (jump label, static call or BUG)\n",
 			(void *)addr);

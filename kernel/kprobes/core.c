@@ -135,7 +135,7 @@ void kprobe_busy_end(void)
 
 NOKPROBE_SYMBOL(kprobe_busy_end);
 
-static bool site_holds(struct kprobe_site *s, struct kprobe *p,
+static bool kprobe_site_holds(struct kprobe_site *s, struct kprobe *p,
 		       struct list_head *pending)
 {
 	struct kprobe *q;
@@ -165,10 +165,10 @@ struct kprobe_site *kprobe_site_of(struct kprobe *p)
 	if (!p->addr)
 		return NULL;
 	s = kprobe_site_find((unsigned long)p->addr);
-	if (s && site_holds(s, p, NULL))
+	if (s && kprobe_site_holds(s, p, NULL))
 		return s;
 	list_for_each_entry(s, &kprobe_gone_sites, batch) {
-		if (s->addr == p->addr && site_holds(s, p, NULL))
+		if (s->addr == p->addr && kprobe_site_holds(s, p, NULL))
 			return s;
 	}
 	return NULL;
@@ -187,7 +187,7 @@ struct pending_site {
 	bool			created;
 };
 
-static struct pending_site *pending_site_find(struct pending_site *ps, int n,
+static struct pending_site *kprobe_pending_find(struct pending_site *ps, int n,
 					      struct kprobe_site *s)
 {
 	int i;
@@ -228,7 +228,7 @@ static struct kprobe_site *kprobe_site_create(kprobe_opcode_t *addr,
 	return s;
 }
 
-static bool is_ftrace_site(unsigned long addr)
+static bool kprobe_is_ftrace_site(unsigned long addr)
 {
 	return IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
 	       kprobe_ftrace_site_of(addr) == addr;
@@ -257,15 +257,15 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	if (ret)
 		return ret;
 
-	ftrace = is_ftrace_site((unsigned long)addr);
+	ftrace = kprobe_is_ftrace_site((unsigned long)addr);
 	if (!ftrace && kprobe_ftrace_site_of((unsigned long)addr)) {
 		/* Inside ftrace's patch site but not at its start. */
 		return -EILSEQ;
 	}
 
 	s = kprobe_site_find((unsigned long)addr);
-	pend = s ? pending_site_find(ps, *n, s) : NULL;
-	if (s && (site_holds(s, p, pend ? &pend->probes : NULL)))
+	pend = s ? kprobe_pending_find(ps, *n, s) : NULL;
+	if (s && (kprobe_site_holds(s, p, pend ? &pend->probes : NULL)))
 		return -EINVAL;
 	if (!s) {
 		/* No jump may cover the new site's text: it is read next. */
@@ -308,7 +308,7 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 }
 
 /* Drop the sites created for a batch that failed; nothing was published. */
-static void pending_undo(struct pending_site *ps, int n)
+static void kprobe_pending_undo(struct pending_site *ps, int n)
 {
 	LIST_HEAD(dead);
 	int i;
@@ -378,7 +378,7 @@ int register_kprobes(struct kprobe **kps, int num)
 		ret = kprobe_prepare_one(kps[i], ps, &n);
 	}
 	if (ret) {
-		pending_undo(ps, n);
+		kprobe_pending_undo(ps, n);
 		while (i-- > 0)
 			if (kps[i])
 				kps[i]->addr = orig[i];
@@ -673,7 +673,7 @@ static void kprobe_kill_sites_in(bool (*doomed)(unsigned long, void *), void *da
 	}
 }
 
-static bool in_kernel_init(unsigned long addr, void *unused)
+static bool kprobe_in_kernel_init(unsigned long addr, void *unused)
 {
 	return is_kernel_inittext(addr);
 }
@@ -684,17 +684,17 @@ static bool in_kernel_init(unsigned long addr, void *unused)
 void kprobe_free_init_mem(void)
 {
 	mutex_lock(&kprobe_mutex);
-	kprobe_kill_sites_in(in_kernel_init, NULL);
+	kprobe_kill_sites_in(kprobe_in_kernel_init, NULL);
 	mutex_unlock(&kprobe_mutex);
 }
 
 #ifdef CONFIG_MODULES
-static bool in_module_init(unsigned long addr, void *mod)
+static bool kprobe_in_module_init(unsigned long addr, void *mod)
 {
 	return within_module_init(addr, mod);
 }
 
-static bool in_module(unsigned long addr, void *mod)
+static bool kprobe_in_module(unsigned long addr, void *mod)
 {
 	return within_module(addr, mod);
 }
@@ -712,10 +712,10 @@ static int kprobes_module_callback(struct notifier_block *nb,
 		break;
 	case MODULE_STATE_LIVE:
 		/* init done: its __init text is freed next */
-		kprobe_kill_sites_in(in_module_init, mod);
+		kprobe_kill_sites_in(kprobe_in_module_init, mod);
 		break;
 	case MODULE_STATE_GOING:
-		kprobe_kill_sites_in(in_module, mod);
+		kprobe_kill_sites_in(kprobe_in_module, mod);
 		kprobe_blacklist_remove_module(mod);
 		kprobe_reserved_remove_module(mod);
 		break;

@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-static void list_one(struct seq_file *m, struct kprobe_site *s,
+static void kprobes_list_one(struct seq_file *m, struct kprobe_site *s,
 		     struct kprobe *p, bool show)
 {
 	char name[KSYM_NAME_LEN];
@@ -45,7 +45,7 @@ static void list_one(struct seq_file *m, struct kprobe_site *s,
 	seq_putc(m, '\n');
 }
 
-static int list_show(struct seq_file *m, void *v)
+static int kprobes_list_show(struct seq_file *m, void *v)
 {
 	bool show = kallsyms_show_value(m->file->f_cred);
 	struct kprobe_site *s;
@@ -54,18 +54,18 @@ static int list_show(struct seq_file *m, void *v)
 	mutex_lock(&kprobe_mutex);
 	for_each_kprobe_site(s) {
 		list_for_each_entry(p, &s->probes, list)
-			list_one(m, s, p, show);
+			kprobes_list_one(m, s, p, show);
 	}
 	list_for_each_entry(s, &kprobe_gone_sites, batch) {
 		list_for_each_entry(p, &s->probes, list)
-			list_one(m, s, p, show);
+			kprobes_list_one(m, s, p, show);
 	}
 	mutex_unlock(&kprobe_mutex);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(list);
+DEFINE_SHOW_ATTRIBUTE(kprobes_list);
 
-static int blacklist_show(struct seq_file *m, void *v)
+static int kprobes_blacklist_show(struct seq_file *m, void *v)
 {
 	bool show = kallsyms_show_value(m->file->f_cred);
 	struct kprobe_blacklist_entry *e;
@@ -79,9 +79,9 @@ static int blacklist_show(struct seq_file *m, void *v)
 	mutex_unlock(&kprobe_mutex);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(blacklist);
+DEFINE_SHOW_ATTRIBUTE(kprobes_blacklist);
 
-static ssize_t enabled_read(struct file *file, char __user *ubuf,
+static ssize_t kprobes_enabled_read(struct file *file, char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
 	char buf[3] = { READ_ONCE(kprobes_all_disarmed) ? '0' : '1', '\n', 0 };
@@ -89,7 +89,7 @@ static ssize_t enabled_read(struct file *file, char __user *ubuf,
 	return simple_read_from_buffer(ubuf, count, ppos, buf, 2);
 }
 
-static ssize_t enabled_write(struct file *file, const char __user *ubuf,
+static ssize_t kprobes_enabled_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
 	bool on;
@@ -108,9 +108,9 @@ static ssize_t enabled_write(struct file *file, const char __user *ubuf,
 	return count;
 }
 
-static const struct file_operations enabled_fops = {
-	.read	= enabled_read,
-	.write	= enabled_write,
+static const struct file_operations kprobes_enabled_fops = {
+	.read	= kprobes_enabled_read,
+	.write	= kprobes_enabled_write,
 	.llseek	= default_llseek,
 };
 
@@ -118,9 +118,9 @@ static int __init kprobes_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("kprobes", NULL);
 
-	debugfs_create_file("list", 0400, dir, NULL, &list_fops);
-	debugfs_create_file("enabled", 0600, dir, NULL, &enabled_fops);
-	debugfs_create_file("blacklist", 0400, dir, NULL, &blacklist_fops);
+	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobes_blacklist_fops);
 	return 0;
 }
 late_initcall(kprobes_debugfs_init);

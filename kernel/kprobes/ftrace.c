@@ -53,7 +53,7 @@ void kprobe_ftrace_kill(void)
 }
 
 /* Add @n ftrace sites whose addresses are in @ips to @kf (or remove them). */
-static int ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
+static int kprobe_ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
 			  unsigned int n, bool add)
 {
 	int ret;
@@ -106,31 +106,31 @@ static unsigned int ftrace_lazy_count;
 static void kprobe_ftrace_lazy_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ftrace_lazy_work, kprobe_ftrace_lazy_fn);
 
-static struct hlist_head *ftrace_lazy_bucket(unsigned long ip)
+static struct hlist_head *kprobe_ftrace_lazy_bucket(unsigned long ip)
 {
 	return &ftrace_lazy_hash[hash_long(ip, FTRACE_LAZY_BITS)];
 }
 
 /* Keep @ip in the plain ops' filter for now; false if that cannot be. */
-static bool ftrace_lazy_add(unsigned long ip)
+static bool kprobe_ftrace_lazy_add(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l = kmalloc(sizeof(*l), GFP_KERNEL);
 
 	if (!l)
 		return false;
 	l->ip = ip;
-	hlist_add_head(&l->node, ftrace_lazy_bucket(ip));
+	hlist_add_head(&l->node, kprobe_ftrace_lazy_bucket(ip));
 	ftrace_lazy_count++;
 	schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
 	return true;
 }
 
 /* Is @ip still in the plain ops' filter, left there by a disarmed site? */
-static bool ftrace_lazy_has(unsigned long ip)
+static bool kprobe_ftrace_lazy_has(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l;
 
-	hlist_for_each_entry(l, ftrace_lazy_bucket(ip), node) {
+	hlist_for_each_entry(l, kprobe_ftrace_lazy_bucket(ip), node) {
 		if (l->ip == ip)
 			return true;
 	}
@@ -138,11 +138,11 @@ static bool ftrace_lazy_has(unsigned long ip)
 }
 
 /* Take @ip back for a site armed in the plain ops: is it still there? */
-static bool ftrace_lazy_get(unsigned long ip)
+static bool kprobe_ftrace_lazy_get(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l;
 
-	hlist_for_each_entry(l, ftrace_lazy_bucket(ip), node) {
+	hlist_for_each_entry(l, kprobe_ftrace_lazy_bucket(ip), node) {
 		if (l->ip == ip) {
 			hlist_del(&l->node);
 			kfree(l);
@@ -179,7 +179,7 @@ void kprobe_ftrace_lazy_flush(void)
 		kfree(ips);
 		return;
 	}
-	if (!ips || ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, false))
+	if (!ips || kprobe_ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, false))
 		pr_warn("ftrace kept disarmed probes in its filter\n");
 	kfree(ips);
 }
@@ -191,7 +191,7 @@ bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
 }
 
 /* The ftrace_ops an armed ftrace site is in (0 or 1), -1 when disarmed. */
-static int ftrace_site_at(struct kprobe_site *s)
+static int kprobe_ftrace_site_at(struct kprobe_site *s)
 {
 	if (!(s->flags & KSITE_ARMED))
 		return -1;
@@ -199,7 +199,7 @@ static int ftrace_site_at(struct kprobe_site *s)
 }
 
 /* Where the handler is to take hits of @s from: ops @at, or none. */
-static void ftrace_site_carry(struct kprobe_site *s, int at)
+static void kprobe_ftrace_site_carry(struct kprobe_site *s, int at)
 {
 	if (at < 0)
 		s->flags &= ~KSITE_ARMED;
@@ -209,7 +209,7 @@ static void ftrace_site_carry(struct kprobe_site *s, int at)
 }
 
 /* Where it should be, armed (@arm) or not. */
-static int ftrace_site_want(struct kprobe_site *s, bool arm)
+static int kprobe_ftrace_site_want(struct kprobe_site *s, bool arm)
 {
 	return arm ? !!(s->flags & KSITE_POST) : -1;
 }
@@ -240,7 +240,7 @@ static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
  * it is being disarmed.  Our int3, if ftrace did not take it over, goes.
  * text_mutex held; arch_kprobe_poke_finish() to follow.
  */
-static void ftrace_site_bp_drop(struct kprobe_site *s)
+static void kprobe_ftrace_site_bp_drop(struct kprobe_site *s)
 {
 	lockdep_assert_held(&text_mutex);
 	if (s->ftrace_bp == KSITE_BP_OURS)
@@ -262,15 +262,15 @@ void kprobe_ftrace_sites_bp_settle(struct list_head *batch)
 		return;
 	mutex_lock(&text_mutex);
 	list_for_each_entry(s, batch, batch) {
-		if (s->ftrace_bp && ftrace_site_at(s) != 0)
-			ftrace_site_bp_drop(s);
+		if (s->ftrace_bp && kprobe_ftrace_site_at(s) != 0)
+			kprobe_ftrace_site_bp_drop(s);
 	}
 	arch_kprobe_poke_finish();
 	mutex_unlock(&text_mutex);
 }
 
 /* Arm the sites of @batch that can go live as breakpoints, as above. */
-static void ftrace_sites_bp_arm(struct list_head *batch)
+static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
 {
 	struct kprobe_site *s;
 	unsigned int n = 0;
@@ -279,13 +279,13 @@ static void ftrace_sites_bp_arm(struct list_head *batch)
 		return;
 	mutex_lock(&text_mutex);
 	list_for_each_entry(s, batch, batch) {
-		if (!(s->flags & KSITE_FTRACE) || ftrace_site_at(s) >= 0 ||
-		    ftrace_site_want(s, true) != 0 ||
-		    ftrace_lazy_has((unsigned long)s->addr) ||
+		if (!(s->flags & KSITE_FTRACE) || kprobe_ftrace_site_at(s) >= 0 ||
+		    kprobe_ftrace_site_want(s, true) != 0 ||
+		    kprobe_ftrace_lazy_has((unsigned long)s->addr) ||
 		    !arch_kprobe_ftrace_bp(s, true))
 			continue;
 		s->ftrace_bp = KSITE_BP_OURS;
-		ftrace_site_carry(s, 0);
+		kprobe_ftrace_site_carry(s, 0);
 		n++;
 	}
 	if (n) {
@@ -297,7 +297,7 @@ static void ftrace_sites_bp_arm(struct list_head *batch)
 }
 
 /* Hand every site armed by a breakpoint over to ftrace, in one update. */
-static void ftrace_bp_hand_off(void)
+static void kprobe_ftrace_bp_hand_off(void)
 {
 	struct kprobe_site *s;
 	unsigned long *ips;
@@ -314,7 +314,7 @@ static void ftrace_bp_hand_off(void)
 		if (s->ftrace_bp && n < ftrace_bp_count)
 			ips[n++] = (unsigned long)s->addr;
 	}
-	err = ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, true);
+	err = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, true);
 	kfree(ips);
 	if (err) {
 		pr_warn("ftrace refused to take over %u entry probe(s): %d\n",
@@ -324,7 +324,7 @@ static void ftrace_bp_hand_off(void)
 	mutex_lock(&text_mutex);
 	for_each_kprobe_site(s) {
 		if (s->ftrace_bp)
-			ftrace_site_bp_drop(s);
+			kprobe_ftrace_site_bp_drop(s);
 	}
 	arch_kprobe_poke_finish();
 	mutex_unlock(&text_mutex);
@@ -366,7 +366,7 @@ static void kprobe_ftrace_lazy_fn(struct work_struct *work)
 {
 	mutex_lock(&kprobe_mutex);
 	kprobe_ftrace_lazy_flush();
-	ftrace_bp_hand_off();
+	kprobe_ftrace_bp_hand_off();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -385,16 +385,16 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	int at, want, ret = 0, err[2] = {};
 
 	if (arm)
-		ftrace_sites_bp_arm(batch);
+		kprobe_ftrace_sites_bp_arm(batch);
 	list_for_each_entry(s, batch, batch) {
 		if (!(s->flags & KSITE_FTRACE))
 			continue;
-		at = ftrace_site_at(s);
-		want = ftrace_site_want(s, arm);
+		at = kprobe_ftrace_site_at(s);
+		want = kprobe_ftrace_site_want(s, arm);
 		if (at == want)
 			continue;
 		if (READ_ONCE(kprobe_ftrace_disabled)) {
-			ftrace_site_carry(s, -1);
+			kprobe_ftrace_site_carry(s, -1);
 			if (want >= 0)
 				ret = -ENODEV;
 			continue;
@@ -419,17 +419,17 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	/* In first: a moving site is then carried by both for a while. */
 	memset(nadd, 0, sizeof(nadd));
 	list_for_each_entry(s, batch, batch) {
-		want = ftrace_site_want(s, arm);
+		want = kprobe_ftrace_site_want(s, arm);
 		if (!(s->flags & KSITE_FTRACE) || want < 0 ||
-		    ftrace_site_at(s) == want)
+		    kprobe_ftrace_site_at(s) == want)
 			continue;
 		/* still in the plain ops' filter: nothing to update */
-		if (want == 0 && ftrace_lazy_get((unsigned long)s->addr))
+		if (want == 0 && kprobe_ftrace_lazy_get((unsigned long)s->addr))
 			continue;
 		add[want][nadd[want]++] = (unsigned long)s->addr;
 	}
 	for (i = 0; i < 2; i++)
-		err[i] = ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
+		err[i] = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
 
 	/*
 	 * Then site->fops, which says which ops counts, and out of the old
@@ -439,22 +439,22 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	list_for_each_entry(s, batch, batch) {
 		if (!(s->flags & KSITE_FTRACE))
 			continue;
-		at = ftrace_site_at(s);
-		want = ftrace_site_want(s, arm);
+		at = kprobe_ftrace_site_at(s);
+		want = kprobe_ftrace_site_want(s, arm);
 		if (at == want || (want >= 0 && err[want]))
 			continue;
-		ftrace_site_carry(s, want);
+		kprobe_ftrace_site_carry(s, want);
 		/* armed by a breakpoint: not in the plain ops' filter */
 		if (s->ftrace_bp)
 			continue;
-		if (at == 0 && ftrace_lazy_add((unsigned long)s->addr))
+		if (at == 0 && kprobe_ftrace_lazy_add((unsigned long)s->addr))
 			continue;
 		if (at >= 0)
 			del[at][ndel[at]++] = (unsigned long)s->addr;
 	}
 	for (i = 0; i < 2; i++) {
 		/* Only allocation can fail here: the sites stay in, unused. */
-		if (ftrace_ops_set(&kprobe_ftrace_ops[i], del[i], ndel[i], false))
+		if (kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], del[i], ndel[i], false))
 			pr_warn("ftrace kept %u disarmed probe(s) in its filter\n",
 				ndel[i]);
 		if (err[i]) {

@@ -121,7 +121,7 @@ static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kretprobe_enter);
 
-static struct kretprobe_instance *to_instance(struct llist_node *node)
+static struct kretprobe_instance *kretprobe_instance_of(struct llist_node *node)
 {
 	return container_of(node, struct kretprobe_instance, llist);
 }
@@ -178,11 +178,11 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 	__this_cpu_write(current_kprobe, &kprobe_busy);
 	raw_local_irq_save(flags);
 	for (mine = pending->first; mine; mine = mine->next) {
-		if (to_instance(mine)->fp == fp)
+		if (kretprobe_instance_of(mine)->fp == fp)
 			break;
 	}
 	for (rest = mine; rest; ) {
-		ri = to_instance(rest);
+		ri = kretprobe_instance_of(rest);
 		if (ri->fp != fp)
 			break;
 		rest = rest->next;
@@ -192,7 +192,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 		ret = 0;
 	}
 	if (unlikely(!ret))
-		kretprobe_bug(fp, mine ? to_instance(mine) : NULL);
+		kretprobe_bug(fp, mine ? kretprobe_instance_of(mine) : NULL);
 	arch_kretprobe_restore(regs, fp, ret);
 	node = pending->first;
 	WRITE_ONCE(pending->first, rest);
@@ -201,7 +201,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 	/* [node, rest) is ours alone now; handlers run with interrupts on. */
 	for (; node != rest; node = next) {
 		next = node->next;
-		ri = to_instance(node);
+		ri = kretprobe_instance_of(node);
 		ours |= node == mine;
 		if (ours) {
 			kretprobe_call(ri, regs);
@@ -257,7 +257,7 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 	node = READ_ONCE(pending->first);
 	if (unlikely(!node))
 		goto slow;
-	ri = to_instance(node);
+	ri = kretprobe_instance_of(node);
 	ret = (unsigned long)ri->ret_addr;
 	if (unlikely(ri->fp != fp ||
 		     ret == (unsigned long)arch_kretprobe_trampoline ||
@@ -324,7 +324,7 @@ unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 			from = READ_ONCE(tsk->kretprobe_instances.first);
 		budget = 4096;
 		for (node = from; node && budget--; node = READ_ONCE(node->next)) {
-			struct kretprobe_instance *ri = to_instance(node);
+			struct kretprobe_instance *ri = kretprobe_instance_of(node);
 			unsigned long addr = (unsigned long)READ_ONCE(ri->ret_addr);
 
 			if (READ_ONCE(ri->fp) != fp || is_kretprobe_trampoline(addr))
@@ -359,7 +359,7 @@ void kprobe_flush_task(struct task_struct *tk)
 	preempt_disable();
 	for (; node; node = next) {
 		next = node->next;
-		kretprobe_pool_put(to_instance(node));
+		kretprobe_pool_put(kretprobe_instance_of(node));
 	}
 	preempt_enable();
 }

@@ -66,14 +66,14 @@ enum { KRP_GROW, KRP_TRIM };
 
 #define KRP_TRIM_DELAY		HZ
 
-static struct kretprobe_instance *chunk_obj(struct kretprobe_chunk *c,
+static struct kretprobe_instance *kretprobe_chunk_obj(struct kretprobe_chunk *c,
 					    unsigned int i)
 {
 	return (void *)(c->objs + (size_t)i * c->pool->stride);
 }
 
 /* The bits of word @w that stand for no instance (past the end). */
-static unsigned long chunk_spare_bits(struct kretprobe_chunk *c, unsigned int w)
+static unsigned long kretprobe_chunk_spare_bits(struct kretprobe_chunk *c, unsigned int w)
 {
 	unsigned int used = c->nr - w * BITS_PER_LONG;
 
@@ -97,9 +97,9 @@ static struct kretprobe_chunk *kretprobe_chunk_new(struct kretprobe_pool *pool,
 	c->nr = nr;
 	c->words = words;
 	c->objs = (char *)c + head;
-	c->map[words - 1] = chunk_spare_bits(c, words - 1);
+	c->map[words - 1] = kretprobe_chunk_spare_bits(c, words - 1);
 	for (i = 0; i < nr; i++) {
-		struct kretprobe_instance *ri = chunk_obj(c, i);
+		struct kretprobe_instance *ri = kretprobe_chunk_obj(c, i);
 
 		ri->rp = rp;
 		ri->pool = pool;
@@ -115,7 +115,7 @@ static bool kretprobe_chunk_seize(struct kretprobe_chunk *c)
 	unsigned int w;
 
 	for (w = 0; w < c->words; w++) {
-		unsigned long idle = chunk_spare_bits(c, w);
+		unsigned long idle = kretprobe_chunk_spare_bits(c, w);
 
 		if (cmpxchg(&c->map[w], idle, ~0UL) != idle)
 			break;
@@ -123,7 +123,7 @@ static bool kretprobe_chunk_seize(struct kretprobe_chunk *c)
 	if (w == c->words)
 		return true;
 	while (w-- > 0)
-		WRITE_ONCE(c->map[w], chunk_spare_bits(c, w));
+		WRITE_ONCE(c->map[w], kretprobe_chunk_spare_bits(c, w));
 	return false;
 }
 
@@ -176,7 +176,7 @@ struct kretprobe_instance *kretprobe_pool_get(struct kretprobe_pool *pool)
 				nr = READ_ONCE(pool->nr);
 				if (out * 2 > nr && nr < pool->limit)
 					kretprobe_pool_kick(pool, KRP_GROW);
-				return chunk_obj(c, bit);
+				return kretprobe_chunk_obj(c, bit);
 			}
 			if (++w == c->words)
 				w = 0;

@@ -79,18 +79,18 @@ static DECLARE_DELAYED_WORK(optimizer_work, kprobe_optimizer_fn);
  * takes a tenth of a second or more, and tools (upstream's selftests
  * among them) look right after a probe was enabled.
  */
-static bool opt_shown(struct kprobe_site *s)
+static bool kprobe_opt_shown(struct kprobe_site *s)
 {
 	return s->flags & KSITE_OPT_READY;
 }
 
 /* Probes show the site's state in KPROBE_FLAG_OPTIMIZED. */
-static void opt_mark(struct kprobe_site *s)
+static void kprobe_opt_mark(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
 	list_for_each_entry(p, &s->probes, list) {
-		if (opt_shown(s))
+		if (kprobe_opt_shown(s))
 			p->flags |= KPROBE_FLAG_OPTIMIZED;
 		else
 			p->flags &= ~KPROBE_FLAG_OPTIMIZED;
@@ -98,7 +98,7 @@ static void opt_mark(struct kprobe_site *s)
 }
 
 /* Does another site start inside the (known) region of @s? */
-static bool opt_region_busy(struct kprobe_site *s)
+static bool kprobe_opt_region_busy(struct kprobe_site *s)
 {
 	unsigned int i, len = arch_optprobe_region(s);
 
@@ -109,19 +109,19 @@ static bool opt_region_busy(struct kprobe_site *s)
 	return false;
 }
 
-static bool opt_eligible(struct kprobe_site *s)
+static bool kprobe_opt_eligible(struct kprobe_site *s)
 {
 	return kprobes_optimize && (s->flags & KSITE_ARMED) &&
 	       !(s->flags & (KSITE_FTRACE | KSITE_POST | KSITE_GONE |
 			     KSITE_OPT_NEVER)) &&
-	       !opt_region_busy(s);
+	       !kprobe_opt_region_busy(s);
 }
 
-static void opt_dequeue(struct kprobe_site *s)
+static void kprobe_opt_dequeue(struct kprobe_site *s)
 {
 	list_del_init(&s->opt);
 	s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_READY);
-	opt_mark(s);
+	kprobe_opt_mark(s);
 }
 
 /*
@@ -135,7 +135,7 @@ void kprobe_opt_leave(struct kprobe_site *s, struct list_head *unopt)
 		if (list_empty(&s->opt))
 			list_add_tail(&s->opt, unopt);
 	} else if (s->flags & KSITE_OPT_QUEUED) {
-		opt_dequeue(s);
+		kprobe_opt_dequeue(s);
 	}
 }
 
@@ -153,12 +153,12 @@ void kprobe_opt_unoptimize(struct list_head *unopt)
 		list_del_init(&s->opt);
 		/* Only now may breakpoint hits step the first instruction alone. */
 		s->flags &= ~(KSITE_OPTIMIZED | KSITE_OPT_READY);
-		opt_mark(s);
+		kprobe_opt_mark(s);
 	}
 }
 
 /* Push the pass back OPTIMIZER_DELAY, within OPTIMIZER_MAX_DELAY. */
-static void opt_kick(void)
+static void kprobe_opt_kick(void)
 {
 	unsigned long now = jiffies, last;
 
@@ -179,12 +179,12 @@ static void opt_kick(void)
 void kprobe_opt_consider(struct kprobe_site *s)
 {
 	lockdep_assert_held(&kprobe_mutex);
-	opt_mark(s);
-	if ((s->flags & (KSITE_OPT_QUEUED | KSITE_OPTIMIZED)) || !opt_eligible(s))
+	kprobe_opt_mark(s);
+	if ((s->flags & (KSITE_OPT_QUEUED | KSITE_OPTIMIZED)) || !kprobe_opt_eligible(s))
 		return;
 	s->flags |= KSITE_OPT_QUEUED;
 	list_add_tail(&s->opt, &opt_queue);
-	opt_kick();
+	kprobe_opt_kick();
 }
 
 /*
@@ -216,7 +216,7 @@ void kprobe_opt_forget(struct kprobe_site *s)
 	list_del_init(&s->opt);
 	s->flags &= ~(KSITE_OPT_QUEUED | KSITE_OPT_READY |
 		      KSITE_OPTIMIZED);
-	opt_mark(s);
+	kprobe_opt_mark(s);
 }
 
 static void kprobe_optimizer_fn(struct work_struct *work)
@@ -233,12 +233,12 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 			s->flags |= KSITE_OPT_NEVER;
 		else
 			s->flags |= KSITE_OPT_DETOUR;
-		if (!opt_eligible(s)) {
-			opt_dequeue(s);
+		if (!kprobe_opt_eligible(s)) {
+			kprobe_opt_dequeue(s);
 		} else {
 			s->flags |= KSITE_OPT_READY;
 			list_move_tail(&s->opt, &opt_ready);
-			opt_mark(s);
+			kprobe_opt_mark(s);
 		}
 		if (++n % OPTIMIZER_CHUNK == 0) {
 			mutex_unlock(&kprobe_mutex);
@@ -263,14 +263,14 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 		list_del_init(&s->opt);
 		s->flags &= ~KSITE_OPT_QUEUED;
 		s->flags |= KSITE_OPTIMIZED | KSITE_OPT_JUMPED;
-		opt_mark(s);
+		kprobe_opt_mark(s);
 		n++;
 	}
 	if (n)
 		arch_optprobe_poke_finish();
 	mutex_unlock(&text_mutex);
 	if (!list_empty(&opt_queue))
-		opt_kick();
+		kprobe_opt_kick();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -295,7 +295,7 @@ void wait_for_kprobe_optimizer(void)
 EXPORT_SYMBOL_GPL(wait_for_kprobe_optimizer);
 
 /* The sysctl changed: take every jump out, or queue every site again. */
-static void opt_apply_all(void)
+static void kprobe_opt_apply_all(void)
 {
 	struct kprobe_site *s;
 	LIST_HEAD(unopt);
@@ -319,7 +319,7 @@ static int kprobes_optimize_sysctl(const struct ctl_table *table, int write,
 	old = kprobes_optimize;
 	ret = proc_dointvec_minmax(table, write, buffer, length, ppos);
 	if (!ret && write && old != kprobes_optimize) {
-		opt_apply_all();
+		kprobe_opt_apply_all();
 		pr_info("jump optimization %s\n",
 			kprobes_optimize ? "enabled" : "disabled");
 	}

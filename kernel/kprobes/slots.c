@@ -67,7 +67,7 @@ static struct kprobe_slot_pool kprobe_optinsn_slots = {
 };
 #endif
 
-static struct kprobe_slot_page *slot_pool_page_new(struct kprobe_slot_pool *pool)
+static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_pool *pool)
 {
 	struct kprobe_slot_page *sp;
 
@@ -88,7 +88,7 @@ static struct kprobe_slot_page *slot_pool_page_new(struct kprobe_slot_pool *pool
 	return sp;
 }
 
-static void *slot_pool_alloc(struct kprobe_slot_pool *pool)
+static void *kprobe_slot_pool_alloc(struct kprobe_slot_pool *pool)
 {
 	unsigned int per_page = PAGE_SIZE / pool->size;
 	struct kprobe_slot_page *sp;
@@ -100,7 +100,7 @@ static void *slot_pool_alloc(struct kprobe_slot_pool *pool)
 		if (sp->used < per_page)
 			goto found;
 	}
-	sp = slot_pool_page_new(pool);
+	sp = kprobe_slot_pool_page_new(pool);
 	if (!sp)
 		goto out;
 found:
@@ -113,7 +113,7 @@ out:
 	return slot;
 }
 
-static void slot_pool_free_now(struct kprobe_slot_pool *pool, void *slot)
+static void kprobe_slot_pool_free_now(struct kprobe_slot_pool *pool, void *slot)
 {
 	struct kprobe_slot_page *sp;
 
@@ -214,7 +214,7 @@ static void kprobe_ool_free_fn(struct work_struct *work)
 	kprobe_ool_sync();
 	llist_for_each_entry_safe(d, tmp, list, node) {
 		if (d->pool)
-			slot_pool_free_now(d->pool, d->ptr);
+			kprobe_slot_pool_free_now(d->pool, d->ptr);
 		else
 			kfree(d->ptr);
 		kfree(d);
@@ -232,7 +232,7 @@ void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr)
 	if (!d) {
 		kprobe_ool_sync();
 		if (pool)
-			slot_pool_free_now(pool, ptr);
+			kprobe_slot_pool_free_now(pool, ptr);
 		else
 			kfree(ptr);
 		return;
@@ -251,7 +251,7 @@ void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr)
  */
 void *kprobe_slot_alloc(void)
 {
-	return slot_pool_alloc(&kprobe_insn_slots);
+	return kprobe_slot_pool_alloc(&kprobe_insn_slots);
 }
 
 /**
@@ -265,7 +265,7 @@ void kprobe_slot_free(void *slot)
 		kprobe_ool_free_later(&kprobe_insn_slots, slot);
 }
 
-static bool slot_pool_has(struct kprobe_slot_pool *pool, unsigned long addr)
+static bool kprobe_slot_pool_has(struct kprobe_slot_pool *pool, unsigned long addr)
 {
 	struct kprobe_slot_page *sp;
 	bool found = false;
@@ -290,7 +290,7 @@ static bool slot_pool_has(struct kprobe_slot_pool *pool, unsigned long addr)
  */
 bool is_kprobe_insn_slot(unsigned long addr)
 {
-	return slot_pool_has(&kprobe_insn_slots, addr);
+	return kprobe_slot_pool_has(&kprobe_insn_slots, addr);
 }
 
 NOKPROBE_SYMBOL(is_kprobe_insn_slot);
@@ -304,7 +304,7 @@ NOKPROBE_SYMBOL(is_kprobe_insn_slot);
  */
 void *kprobe_optinsn_slot_alloc(void)
 {
-	return slot_pool_alloc(&kprobe_optinsn_slots);
+	return kprobe_slot_pool_alloc(&kprobe_optinsn_slots);
 }
 
 /**
@@ -325,13 +325,13 @@ void kprobe_optinsn_slot_free(void *slot)
  */
 bool is_kprobe_optinsn_slot(unsigned long addr)
 {
-	return slot_pool_has(&kprobe_optinsn_slots, addr);
+	return kprobe_slot_pool_has(&kprobe_optinsn_slots, addr);
 }
 
 NOKPROBE_SYMBOL(is_kprobe_optinsn_slot);
 #endif
 
-static int slot_pool_kallsym(struct kprobe_slot_pool *pool,
+static int kprobe_slot_pool_kallsym(struct kprobe_slot_pool *pool,
 			     unsigned int *symnum, unsigned long *value,
 			     char *type, char *sym)
 {
@@ -366,11 +366,11 @@ static int slot_pool_kallsym(struct kprobe_slot_pool *pool,
 int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
 		       char *sym)
 {
-	int ret = slot_pool_kallsym(&kprobe_insn_slots, &symnum, value, type, sym);
+	int ret = kprobe_slot_pool_kallsym(&kprobe_insn_slots, &symnum, value, type, sym);
 
 #ifdef CONFIG_OPTPROBES
 	if (ret)
-		ret = slot_pool_kallsym(&kprobe_optinsn_slots, &symnum, value, type, sym);
+		ret = kprobe_slot_pool_kallsym(&kprobe_optinsn_slots, &symnum, value, type, sym);
 #endif
 	return ret;
 }
