@@ -47,7 +47,7 @@ static int kprobe_cold_match_one(void *data, unsigned long addr)
 
 /* kallsyms, for vmlinux and module init text. */
 static int kprobe_func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
-			    bool want_cold)
+				   bool want_cold)
 {
 	char name[KSYM_NAME_LEN], cold[KSYM_NAME_LEN + MODULE_NAME_LEN + 8];
 	unsigned long size, off, csize, coff;
@@ -287,7 +287,7 @@ static void kprobe_rsv_tables_get(struct module *mod, struct rsv_tables *t)
 }
 
 static void kprobe_rsv_push(struct rsv_index *x, struct module *mod,
-		     unsigned long addr, u8 len, u8 kind)
+			    unsigned long addr, u8 len, u8 kind)
 {
 	struct rsv_site *r = &x->site[x->n++];
 
@@ -331,7 +331,7 @@ static struct rsv_index *kprobe_rsv_build(struct module *mod)
 		if (!mod && jump_entry_is_init(j))
 			continue;
 		kprobe_rsv_push(x, mod, jump_entry_code(j), jump_entry_size(j),
-			 RSV_JUMP);
+				RSV_JUMP);
 	}
 	jump_label_unlock();
 #endif
@@ -343,7 +343,7 @@ static struct rsv_index *kprobe_rsv_build(struct module *mod)
 		if (!mod && (((long)&c->key + c->key) & STATIC_CALL_SITE_INIT))
 			continue;
 		kprobe_rsv_push(x, mod, (unsigned long)&c->addr + c->addr,
-			 CALL_INSN_SIZE, RSV_CALL);
+				CALL_INSN_SIZE, RSV_CALL);
 	}
 #endif
 #ifdef CONFIG_GENERIC_BUG
@@ -368,7 +368,7 @@ static struct rsv_index *kprobe_rsv_build(struct module *mod)
  * @init.
  */
 static int kprobe_rsv_find(const struct rsv_index *x, unsigned long start,
-		    unsigned long end, unsigned int kinds, bool init)
+			   unsigned long end, unsigned int kinds, bool init)
 {
 	unsigned int lo = 0, hi = x->n;
 	unsigned long from;

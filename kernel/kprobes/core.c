@@ -136,7 +136,7 @@ void kprobe_busy_end(void)
 NOKPROBE_SYMBOL(kprobe_busy_end);
 
 static bool kprobe_site_holds(struct kprobe_site *s, struct kprobe *p,
-		       struct list_head *pending)
+			      struct list_head *pending)
 {
 	struct kprobe *q;
 
@@ -188,7 +188,7 @@ struct pending_site {
 };
 
 static struct pending_site *kprobe_pending_find(struct pending_site *ps, int n,
-					      struct kprobe_site *s)
+						struct kprobe_site *s)
 {
 	int i;
 

@@ -15,7 +15,7 @@
 #include "internal.h"
 
 static void kprobes_list_one(struct seq_file *m, struct kprobe_site *s,
-		     struct kprobe *p, bool show)
+			     struct kprobe *p, bool show)
 {
 	char name[KSYM_NAME_LEN];
 	unsigned long size, off;
@@ -82,7 +82,7 @@ static int kprobes_blacklist_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(kprobes_blacklist);
 
 static ssize_t kprobes_enabled_read(struct file *file, char __user *ubuf,
-			    size_t count, loff_t *ppos)
+				    size_t count, loff_t *ppos)
 {
 	char buf[3] = { READ_ONCE(kprobes_all_disarmed) ? '0' : '1', '\n', 0 };
 
@@ -90,7 +90,7 @@ static ssize_t kprobes_enabled_read(struct file *file, char __user *ubuf,
 }
 
 static ssize_t kprobes_enabled_write(struct file *file, const char __user *ubuf,
-			     size_t count, loff_t *ppos)
+				     size_t count, loff_t *ppos)
 {
 	bool on;
 	int ret;

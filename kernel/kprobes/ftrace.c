@@ -54,7 +54,7 @@ void kprobe_ftrace_kill(void)
 
 /* Add @n ftrace sites whose addresses are in @ips to @kf (or remove them). */
 static int kprobe_ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ips,
-			  unsigned int n, bool add)
+				 unsigned int n, bool add)
 {
 	int ret;
 

@@ -67,7 +67,7 @@ enum { KRP_GROW, KRP_TRIM };
 #define KRP_TRIM_DELAY		HZ
 
 static struct kretprobe_instance *kretprobe_chunk_obj(struct kretprobe_chunk *c,
-					    unsigned int i)
+						      unsigned int i)
 {
 	return (void *)(c->objs + (size_t)i * c->pool->stride);
 }

@@ -332,7 +332,7 @@ NOKPROBE_SYMBOL(is_kprobe_optinsn_slot);
 #endif
 
 static int kprobe_slot_pool_kallsym(struct kprobe_slot_pool *pool,
-			     unsigned int *symnum, unsigned long *value,
+				    unsigned int *symnum, unsigned long *value,
 			     char *type, char *sym)
 {
 	struct kprobe_slot_page *sp;
