@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the parts of kprobes_kretprobe.ko share: kpr_main.c (the probes,
+ * the handlers, the crowd, set-up and clean-up, the registration cases
+ * and the suite), kpr_stack.c (stack traces from a return handler,
+ * concurrency) and kpr_edge.c (bad input, the context handlers run in).
+ * What the cases check is described at the top of kpr_main.c.
+ */
+#ifndef _KPROBES_SELFTEST_KPR_H
+#define _KPROBES_SELFTEST_KPR_H
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/kprobes.h>
+#include <linux/types.h>
+
+struct kunit;
+struct task_struct;
+
+extern bool kpr_upstream;
+
+#ifdef CONFIG_KRETPROBES
+
+/* Entries kept of a stack trace taken in a return handler. */
+#define KPR_STACK_MAX	32
+
+/* A return probe with what its handlers saw. */
+struct kpr_probe {
+	struct kretprobe rp;
+	int add;			/* the target returns arg + add */
+	unsigned long want_ra;		/* expected return address, if set */
+	atomic_t entries;		/* entry_handler calls */
+	atomic_t returns;		/* handler calls */
+	atomic_t bad;			/* handler calls that saw a mistake */
+	unsigned long why;		/* KPR_BAD_* bits */
+	unsigned long last_ret;		/* regs_return_value() last seen */
+	unsigned long stack[KPR_STACK_MAX];
+	unsigned int nstack;
+};
+
+/* What an entry handler leaves in ri->data for the return handler. */
+struct kpr_data {
+	long arg;
+	unsigned long magic;
+	u8 fill[48];
+};
+
+#define KPR_MAGIC	0x6b72657470726f62UL
+
+/*
+ * A module can call is_kretprobe_trampoline() only where the kernel
+ * exports it (the Makefile looks in Module.symvers).  Upstream does not:
+ * its version (rethook) is an inline on a symbol it does not export.
+ * Without it, the trampoline checks rely on the return address the target
+ * saw while probed, which is the trampoline; on our kernel the missing
+ * export is reported as a failure of kpr_stacktrace.
+ */
+#if defined(KPR_IS_TRAMPOLINE_EXPORTED) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+#define kpr_can_ask_trampoline	true
+static inline bool kpr_is_trampoline(unsigned long addr)
+{
+	return is_kretprobe_trampoline(addr);
+}
+#else
+#define kpr_can_ask_trampoline	false
+static inline bool kpr_is_trampoline(unsigned long addr)
+{
+	return false;
+}
+#endif
+
+#define KPR_NPROBES	4
+
+/* What the running case registered, undone by kpr_exit(). */
+struct kpr_ctx {
+	struct kretprobe *live[KPR_NPROBES + 1];
+	struct kprobe *kps[2];
+	void *heap;		/* a kmalloc()ed probe, freed after that */
+	int sysctl_old;		/* the sysctl before the case set it, or < 0 */
+};
+
+/* The "crowd" of callers sleeping in a probed function (kpr_main.c). */
+struct kpr_crowd {
+	bool active;
+	int started;
+	atomic_t returned;		/* came back from kpt_gate_wait() */
+	atomic_t wrong;			/* ... with a wrong value */
+	atomic_t alive;			/* + 1 while threads are created */
+	struct completion gone;		/* alive reached zero */
+	int refs_before;		/* module_refcount() before */
+	struct task_struct *first;	/* thread 0, referenced */
+};
+
+/* kpr_main.c */
+extern struct kpr_crowd kpr_crowd;
+extern atomic_t kpr_pre_hits;
+extern struct kprobe kpr_kp;
+struct kpr_probe *kpr_new(int i);
+void kpr_track(struct kunit *test, struct kretprobe *rp);
+void kpr_untrack(struct kunit *test, struct kretprobe *rp);
+int kpr_register(struct kunit *test, struct kretprobe *rp);
+void kpr_unregister(struct kunit *test, struct kretprobe *rp);
+#ifdef KRETPROBE_POOL_GROWS
+struct kretprobe_pool_info kpr_pool_info(struct kpr_probe *p);
+#endif
+int kpr_returns(struct kpr_probe *p);
+int kpr_entry_count(struct kretprobe_instance *ri, struct pt_regs *regs);
+int kpr_ret_note(struct kretprobe_instance *ri, struct pt_regs *regs);
+int kpr_entry_save(struct kretprobe_instance *ri, struct pt_regs *regs);
+int kpr_ret_check(struct kretprobe_instance *ri, struct pt_regs *regs);
+int kpr_ret_stack(struct kretprobe_instance *ri, struct pt_regs *regs);
+void kpr_expect_healthy(struct kunit *test, int (*fn)(int), int add);
+int kpr_crowd_start(int n);
+bool kpr_wait_count(int (*read)(void), int n, int secs);
+int kpr_crowd_returned(void);
+bool kpr_crowd_end(int secs);
+
+/* kpr_stack.c */
+void kpr_stacktrace(struct kunit *test);
+void kpr_stacktrace_nested(struct kunit *test);
+void kpr_two_cpus(struct kunit *test);
+void kpr_unregister_in_flight(struct kunit *test);
+void kpr_find_ret_addr(struct kunit *test);
+void kpr_uaccess(struct kunit *test);
+void kpr_task_exit(struct kunit *test);
+void kpr_recursion_maxactive_1(struct kunit *test);
+void kpr_no_miss(struct kunit *test);
+
+/* kpr_edge.c */
+void kpr_err_data_size(struct kunit *test);
+void kpr_err_maxactive(struct kunit *test);
+void kpr_err_not_entry(struct kunit *test);
+void kpr_err_symbols(struct kunit *test);
+void kpr_err_array_null(struct kunit *test);
+void kpr_err_array_bad_symbol(struct kunit *test);
+void kpr_err_unregister_unregistered(struct kunit *test);
+void kpr_handler_ret_ignored(struct kunit *test);
+void kpr_default_maxactive(struct kunit *test);
+void kpr_err_register_twice(struct kunit *test);
+void kpr_context_ftrace_site(struct kunit *test);
+void kpr_context_breakpoint_site(struct kunit *test);
+void kpr_context_optimized_site(struct kunit *test);
+
+#endif /* CONFIG_KRETPROBES */
+#endif /* _KPROBES_SELFTEST_KPR_H */

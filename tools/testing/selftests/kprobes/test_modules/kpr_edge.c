@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes_kretprobe.ko, the cases on bad input (kpr_err_* and the
+ * defaults) and on the context return probes' handlers run in
+ * (kpr_context_*).  What they check is described at the top of
+ * kpr_main.c.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/irqflags.h>
+#include <linux/jiffies.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/limits.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/cpufeature.h>
+#include <asm/text-patching.h>
+#include "kprobes_target.h"
+#include "kpr.h"
+
+#ifdef CONFIG_KRETPROBES
+
+/* ---------------------------------------------------------------------
+ * Bad input
+ */
+
+/* Register @p, expect @want; nothing of it may stay registered. */
+static void kpr_expect_refused(struct kunit *test, struct kpr_probe *p,
+			       int want, const char *what)
+{
+	int ret = kpr_register(test, &p->rp);
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, want, "%s", what);
+	if (!ret)
+		kpr_unregister(test, &p->rp);
+}
+
+static struct kpr_probe *kpr_new_on(int (*fn)(int))
+{
+	struct kpr_probe *p = kpr_new(0);
+
+	p->rp.kp.addr = (kprobe_opcode_t *)fn;
+	p->rp.handler = kpr_ret_note;
+	p->rp.entry_handler = kpr_entry_count;
+	return p;
+}
+
+void kpr_err_data_size(struct kunit *test)
+{
+	struct kpr_probe *p;
+
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.data_size = (size_t)-1;
+	kpr_expect_refused(test, p, -E2BIG, "data_size (size_t)-1");
+	kpt_kret_a(0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 0);
+
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.data_size = KRETPROBE_MAX_DATA_SIZE + 1;
+	kpr_expect_refused(test, p, -E2BIG, "data_size KRETPROBE_MAX_DATA_SIZE + 1");
+	kpt_kret_a(0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 0);
+
+	/* The largest size is fine. */
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.data_size = KRETPROBE_MAX_DATA_SIZE;
+	KUNIT_EXPECT_EQ(test, kpr_register(test, &p->rp), 0);
+	kpt_kret_a(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
+}
+
+void kpr_err_maxactive(struct kunit *test)
+{
+	struct kpr_probe *p;
+
+	if (!kpr_upstream) {
+		p = kpr_new_on(kpt_kret_a);
+		p->rp.maxactive = 1 << 24;
+		kpr_expect_refused(test, p, -E2BIG, "maxactive 1 << 24");
+		kpt_kret_a(0);
+		KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 0);
+	} else {
+		kunit_info(test,
+			   "upstream: maxactive 1 << 24 not tried (it would try to allocate that many instances)\n");
+	}
+
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.maxactive = INT_MAX;
+	if (kpr_upstream) {
+		/* Upstream fails it one way or another. */
+		int ret = kpr_register(test, &p->rp);
+
+		KUNIT_EXPECT_LT_MSG(test, ret, 0, "maxactive INT_MAX");
+		kunit_info(test, "upstream: maxactive INT_MAX: %d\n", ret);
+		if (!ret)
+			kpr_unregister(test, &p->rp);
+	} else {
+		kpr_expect_refused(test, p, -E2BIG, "maxactive INT_MAX");
+	}
+	kpt_kret_a(0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 0);
+	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
+}
+
+/*
+ * Return probes go on function entries only.  The second instruction of
+ * kpt_asm_sub is an instruction boundary (a kprobe goes there) but no
+ * entry: refused by name + offset and by address.
+ */
+static int kpr_kp_count(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_inc(&kpr_pre_hits);
+	return 0;
+}
+
+void kpr_err_not_entry(struct kunit *test)
+{
+	unsigned long insn = kpt_label_addr(KPT_L_SUB_INSN);
+	struct kpr_ctx *ctx = test->priv;
+	struct kpr_probe *p;
+
+	p = kpr_new(0);
+	p->rp.handler = kpr_ret_note;
+	p->rp.kp.symbol_name = "kpt_asm_sub";
+	p->rp.kp.offset = insn - (unsigned long)kpt_asm_sub;
+	kpr_expect_refused(test, p, -EINVAL, "kpt_asm_sub+offset");
+
+	p = kpr_new(0);
+	p->rp.handler = kpr_ret_note;
+	p->rp.kp.addr = (kprobe_opcode_t *)insn;
+	kpr_expect_refused(test, p, -EINVAL, "kpt_asm_sub+offset by address");
+
+	KUNIT_EXPECT_EQ(test, kpt_asm_sub(1), 1 - KPT_SUB_IMM);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 0);
+
+	/* It is an instruction boundary: a kprobe goes there. */
+	atomic_set(&kpr_pre_hits, 0);
+	memset(&kpr_kp, 0, sizeof(kpr_kp));
+	kpr_kp.addr = (kprobe_opcode_t *)insn;
+	kpr_kp.pre_handler = kpr_kp_count;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kpr_kp), 0);
+	ctx->kps[0] = &kpr_kp;
+	KUNIT_EXPECT_EQ(test, kpt_asm_sub(2), 2 - KPT_SUB_IMM);
+	ctx->kps[0] = NULL;
+	unregister_kprobe(&kpr_kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_pre_hits), 1);
+	kpr_expect_healthy(test, kpt_asm_sub, -KPT_SUB_IMM);
+}
+
+void kpr_err_symbols(struct kunit *test)
+{
+	struct kpr_probe *p;
+
+	/*
+	 * Upstream 6.12 accepts it, and on a preemptible kernel its rethook
+	 * then hits a BUG() on the first context switch: not tried there.
+	 */
+	if (!kpr_upstream) {
+		p = kpr_new(0);
+		p->rp.handler = kpr_ret_note;
+		p->rp.kp.symbol_name = "__switch_to";
+		kpr_expect_refused(test, p, -EINVAL, "__switch_to");
+	}
+
+	p = kpr_new(0);
+	p->rp.handler = kpr_ret_note;
+	p->rp.kp.symbol_name = "kpr_no_such_function";
+	kpr_expect_refused(test, p, -ENOENT, "kpr_no_such_function");
+
+	p = kpr_new(0);
+	p->rp.handler = kpr_ret_note;
+	p->rp.kp.symbol_name = KPT_MODNAME ":kpr_no_such_function";
+	kpr_expect_refused(test, p, -ENOENT, KPT_MODNAME ":kpr_no_such_function");
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+/* A NULL entry in the array: nothing stays registered. */
+void kpr_err_array_null(struct kunit *test)
+{
+	struct kpr_probe *a = kpr_new(0), *b = kpr_new(1);
+	struct kretprobe *rps[] = { &a->rp, NULL, &b->rp };
+	int i, ret;
+
+	if (kpr_upstream)
+		kunit_skip(test,
+			   "not tried upstream: no promise it checks for NULL entries");
+
+	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	a->rp.handler = kpr_ret_note;
+	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	b->rp.handler = kpr_ret_note;
+	ret = register_kretprobes(rps, ARRAY_SIZE(rps));
+	if (!ret)
+		for (i = 0; i < ARRAY_SIZE(rps); i++)
+			if (rps[i])
+				kpr_track(test, rps[i]);
+	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(a), 0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(b), 0);
+	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
+}
+
+/*
+ * register_kretprobes() with an unknown symbol in the middle: it fails,
+ * and the entries before it are not left registered (no calls followed).
+ */
+void kpr_err_array_bad_symbol(struct kunit *test)
+{
+	struct kpr_probe *a = kpr_new(0), *bad = kpr_new(1), *b = kpr_new(2);
+	struct kretprobe *rps[] = { &a->rp, &bad->rp, &b->rp };
+	int i, ret;
+
+	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	bad->rp.kp.symbol_name = "kpr_no_such_symbol";
+	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	for (i = 0; i < ARRAY_SIZE(rps); i++) {
+		rps[i]->handler = kpr_ret_note;
+		rps[i]->entry_handler = kpr_entry_count;
+	}
+	ret = register_kretprobes(rps, ARRAY_SIZE(rps));
+	if (!ret)
+		for (i = 0; i < ARRAY_SIZE(rps); i++)
+			kpr_track(test, rps[i]);
+	KUNIT_EXPECT_LT(test, ret, 0);
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	for (i = 0; i < ARRAY_SIZE(rps); i++) {
+		struct kpr_probe *p = container_of(rps[i], struct kpr_probe, rp);
+
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->entries), 0, "entry %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, kpr_returns(p), 0, "entry %d", i);
+	}
+	kpr_expect_healthy(test, kpt_kret_a, KPT_KRET_A_ADD);
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+/*
+ * unregister_kretprobes() with one that was never registered between two
+ * that were: those two stop, and nothing complains.
+ */
+void kpr_err_unregister_unregistered(struct kunit *test)
+{
+	struct kpr_probe *a = kpr_new(0), *stranger = kpr_new(1), *b = kpr_new(2);
+	struct kretprobe *reg[] = { &a->rp, &b->rp };
+	struct kretprobe *rps[] = { &a->rp, &stranger->rp, &b->rp };
+	int i;
+
+	/*
+	 * Seen on upstream 6.12: unregister_kretprobes() calls rethook_free()
+	 * on the stranger's NULL rethook with kprobe_mutex held, an oops that
+	 * leaves the mutex locked and the next registration hung.
+	 */
+	if (kpr_upstream)
+		kunit_skip(test,
+			   "upstream 6.12 oopses in rethook_free() on a never-registered entry");
+
+	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	stranger->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	for (i = 0; i < ARRAY_SIZE(rps); i++)
+		rps[i]->handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, register_kretprobes(reg, ARRAY_SIZE(reg)), 0);
+	for (i = 0; i < ARRAY_SIZE(reg); i++)
+		kpr_track(test, reg[i]);
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(a), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(b), 1);
+
+	for (i = 0; i < ARRAY_SIZE(reg); i++)
+		kpr_untrack(test, reg[i]);
+	unregister_kretprobes(rps, ARRAY_SIZE(rps));
+	kpt_kret_a(0);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(a), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(b), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(stranger), 0);
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+static int kpr_ret_note_one(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpr_ret_note(ri, regs);
+	return 1;
+}
+
+/*
+ * What a return handler returns is ignored: the function returns what it
+ * computed, to its caller, every call is followed, and nothing is missed.
+ */
+void kpr_handler_ret_ignored(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new_on(kpt_kret_a);
+	int i;
+
+	p->rp.handler = kpr_ret_note_one;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, kpt_kret_call(kpt_kret_a, i), i + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 4);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 4);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 3 + KPT_KRET_A_ADD);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	kpr_unregister(test, &p->rp);
+}
+
+/*
+ * maxactive <= 0 asks for the default, which the documentation gives as
+ * max(10, 2 * NR_CPUS) (possible CPUs): registration leaves that value in
+ * the struct.
+ */
+void kpr_default_maxactive(struct kunit *test)
+{
+	int want = max_t(int, 10, 2 * num_possible_cpus());
+	int asked[] = { 0, -5 };
+	struct kpr_probe *p;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(asked); i++) {
+		p = kpr_new_on(kpt_kret_a);
+		p->rp.maxactive = asked[i];
+		KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+		KUNIT_EXPECT_EQ_MSG(test, p->rp.maxactive, want,
+				    "maxactive %d asked", asked[i]);
+		KUNIT_EXPECT_EQ(test, kpt_kret_a(1), 1 + KPT_KRET_A_ADD);
+		KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+		kpr_unregister(test, &p->rp);
+	}
+	p = kpr_new_on(kpt_kret_a);
+	p->rp.maxactive = 3;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_EXPECT_EQ(test, p->rp.maxactive, 3);
+	kpr_unregister(test, &p->rp);
+}
+
+void kpr_err_register_twice(struct kunit *test)
+{
+	struct kpr_probe *p;
+
+	if (kpr_upstream)
+		kunit_skip(test,
+			   "upstream WARNs on re-registration; ours returns -EINVAL without a splat");
+
+	p = kpr_new_on(kpt_kret_b);
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_EXPECT_EQ(test, register_kretprobe(&p->rp), -EINVAL);
+	/* Still registered once, and only once. */
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+	kpt_kret_b(0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_expect_healthy(test, kpt_kret_b, KPT_KRET_B_ADD);
+}
+
+/* ---------------------------------------------------------------------
+ * The context return probes' handlers run in
+ */
+
+static struct kpt_ctx_seen kpr_seen_entry, kpr_seen_ret;
+
+static int kpr_entry_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpr_seen_entry);
+	return kpr_entry_count(ri, regs);
+}
+
+static int kpr_ret_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpt_ctx_note(&kpr_seen_ret);
+	return kpr_ret_note(ri, regs);
+}
+
+/* The kinds of site the entry of a return probe can be. */
+enum kpr_site {
+	KPR_SITE_FTRACE,
+	KPR_SITE_BREAKPOINT,
+	KPR_SITE_OPTIMIZED,
+};
+
+static const char * const kpr_site_name[] = {
+	[KPR_SITE_FTRACE] = "ftrace site",
+	[KPR_SITE_BREAKPOINT] = "breakpoint site",
+	[KPR_SITE_OPTIMIZED] = "optimized site",
+};
+
+/*
+ * What @s says handler @who saw in one call made with interrupts off
+ * (@caller_off) or on: one run, preemption disabled (preempt_count()
+ * above the caller's zero, where the kernel counts it), and interrupts off
+ * if @always_off, else as the caller had them.
+ */
+static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
+			   const char *site, const char *who, bool caller_off,
+			   bool always_off)
+{
+	const char *call = caller_off ? "interrupts off" : "interrupts on";
+	bool want_off = always_off || caller_off;
+
+	KUNIT_ASSERT_EQ_MSG(test, s->runs, 1, "%s, %s, called with %s: runs",
+			    site, who, call);
+	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
+		KUNIT_EXPECT_NE_MSG(test, s->preempt_count, 0,
+				    "%s, %s, called with %s: preempt_count() is 0",
+				    site, who, call);
+	KUNIT_EXPECT_FALSE_MSG(test, s->preemptible,
+			       "%s, %s, called with %s: preemptible", site, who,
+			       call);
+	KUNIT_EXPECT_EQ_MSG(test, s->irqs_off, want_off,
+			    "%s, %s, called with %s: handler ran with interrupts %s",
+			    site, who, call, s->irqs_off ? "off" : "on");
+}
+
+/*
+ * Handlers of return probes run with preemption disabled; the
+ * entry_handler like any pre_handler of its site: with interrupts
+ * disabled on a breakpoint site, as the probed code had them on an
+ * ftrace site and on an optimized one; the return handler with interrupts
+ * as they were when the function returned.  The entry of kpt_kret_a is an
+ * ftrace site; that of kpt_opt_asm a breakpoint with the sysctl at 0 and
+ * optimized (the list says so, the text holds the jmp) at 1.  The target
+ * is called once with interrupts on and once with them off
+ * (local_irq_save()).  kpr_exit() puts the sysctl back as it was.
+ */
+static void kpr_context(struct kunit *test, enum kpr_site site)
+{
+	struct kpr_ctx *ctx = test->priv;
+	const char *name = kpr_site_name[site];
+	bool c = site == KPR_SITE_FTRACE;
+	struct kpr_probe *p = kpr_new(0);
+	int old, state, want, off, marks;
+	unsigned long addr, flags;
+	u64 got, expect;
+	u8 op = 0;
+
+	if (!c) {
+		old = kpt_optimization_get();
+		if (old == -ENOENT && site == KPR_SITE_OPTIMIZED)
+			kunit_skip(test,
+				   "no %s: this kernel does not optimize probes (CONFIG_OPTPROBES)",
+				   KPT_OPT_SYSCTL);
+		if (old != -ENOENT) {
+			KUNIT_ASSERT_GE_MSG(test, old, 0, "reading %s",
+					    KPT_OPT_SYSCTL);
+			ctx->sysctl_old = old;
+			KUNIT_ASSERT_EQ_MSG(test,
+					    kpt_optimization_set(site == KPR_SITE_OPTIMIZED),
+					    0, "writing %s", KPT_OPT_SYSCTL);
+		}
+	}
+	p->rp.kp.addr = c ? (kprobe_opcode_t *)kpt_kret_a :
+			    (kprobe_opcode_t *)kpt_opt_asm;
+	p->rp.entry_handler = kpr_entry_ctx;
+	p->rp.handler = kpr_ret_ctx;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	/* The entry probe goes past an endbr64, if there is one. */
+	addr = (unsigned long)p->rp.kp.addr;
+
+	marks = KPT_PS_LISTED | KPT_PS_OPTIMIZED | KPT_PS_FTRACE;
+	switch (site) {
+	case KPR_SITE_FTRACE:
+		want = KPT_PS_LISTED | KPT_PS_FTRACE;
+		break;
+	case KPR_SITE_OPTIMIZED:
+		want = KPT_PS_LISTED | KPT_PS_OPTIMIZED;
+		break;
+	default:
+		if (!kpt_optimizer_wait())
+			msleep(200);
+		want = KPT_PS_LISTED;
+		break;
+	}
+	state = kpt_wait_probe_state(addr, marks, want, 10000);
+	KUNIT_ASSERT_TRUE_MSG(test, state >= 0 && (state & marks) == want,
+			      "%s: %pS: list state %#x, want %#x", name,
+			      (void *)addr, state, want);
+	if (site == KPR_SITE_OPTIMIZED) {
+		unsigned long end = jiffies + 5 * HZ;
+
+		/* The jmp may follow the mark (upstream marks when it queues). */
+		while (!copy_from_kernel_nofault(&op, (void *)addr, 1) &&
+		       op != JMP32_INSN_OPCODE && time_before(jiffies, end))
+			msleep(20);
+		KUNIT_ASSERT_EQ_MSG(test, op, (u8)JMP32_INSN_OPCODE,
+				    "%s: %pS: first byte %02x, no jmp", name,
+				    (void *)addr, op);
+	}
+
+	for (off = 0; off < 2; off++) {
+		memset(&kpr_seen_entry, 0, sizeof(kpr_seen_entry));
+		memset(&kpr_seen_ret, 0, sizeof(kpr_seen_ret));
+		KUNIT_ASSERT_EQ(test, preempt_count(), 0);
+		expect = c ? (u64)(off + KPT_KRET_A_ADD) :
+			     kpt_opt_want(off, 2, 3);
+		if (off) {
+			local_irq_save(flags);
+			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+			local_irq_restore(flags);
+		} else {
+			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, got, expect, "%s: result", name);
+		KUNIT_EXPECT_EQ_MSG(test, (u64)READ_ONCE(p->last_ret), expect,
+				    "%s: regs_return_value() in the handler", name);
+		kpr_expect_ctx(test, &kpr_seen_entry, name, "entry_handler", off,
+			       site == KPR_SITE_BREAKPOINT);
+		kpr_expect_ctx(test, &kpr_seen_ret, name, "handler", off, false);
+	}
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	kpr_unregister(test, &p->rp);
+}
+
+void kpr_context_ftrace_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_FTRACE);
+}
+
+void kpr_context_breakpoint_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_BREAKPOINT);
+}
+
+void kpr_context_optimized_site(struct kunit *test)
+{
+	kpr_context(test, KPR_SITE_OPTIMIZED);
+}
+
+#endif /* CONFIG_KRETPROBES */

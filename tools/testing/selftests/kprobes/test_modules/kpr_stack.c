@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprobes_kretprobe.ko, the cases on stack traces from a return handler
+ * (kpr_stacktrace*) and on concurrency: two CPUs, sleeping callers,
+ * unregistration and task exit while calls are in flight.  What they
+ * check is described at the top of kpr_main.c.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/irqflags.h>
+#include <linux/jiffies.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/limits.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/cpufeature.h>
+#include <asm/text-patching.h>
+#include "kprobes_target.h"
+#include "kpr.h"
+
+#ifdef CONFIG_KRETPROBES
+
+/* ---------------------------------------------------------------------
+ * Stack traces from a return handler
+ */
+
+/* Index of @addr in @p's stack trace, or -1. */
+static int kpr_stack_find(struct kpr_probe *p, unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < p->nstack; i++)
+		if (p->stack[i] == addr)
+			return i;
+	return -1;
+}
+
+/*
+ * No entry of the trace is the trampoline, @tramp (the return address the
+ * target saw while probed): the unwinder put the real one in its place.
+ */
+static void kpr_expect_no_trampoline(struct kunit *test, struct kpr_probe *p,
+				     unsigned long tramp)
+{
+	int i;
+
+	KUNIT_EXPECT_GT(test, p->nstack, 0U);
+	for (i = 0; i < p->nstack; i++) {
+		KUNIT_EXPECT_NE_MSG(test, p->stack[i], tramp,
+				    "entry %d is the trampoline: %pS", i,
+				    (void *)p->stack[i]);
+		if (kpr_can_ask_trampoline)
+			KUNIT_EXPECT_FALSE_MSG(test, kpr_is_trampoline(p->stack[i]),
+					       "entry %d: %pS", i,
+					       (void *)p->stack[i]);
+	}
+}
+
+static void kpr_stack_dump(struct kunit *test, struct kpr_probe *p)
+{
+	int i;
+
+	for (i = 0; i < p->nstack; i++)
+		kunit_info(test, "  #%d %pS\n", i, (void *)p->stack[i]);
+}
+
+void kpr_stacktrace(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	unsigned long real, tramp;
+
+	/* Where kpt_kret_a returns to when called by kpt_kret_call. */
+	KUNIT_ASSERT_EQ(test, kpt_kret_call(kpt_kret_a, 1), 1 + KPT_KRET_A_ADD);
+	real = READ_ONCE(kpt_kret_ra[KPT_RA_A]);
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.handler = kpr_ret_stack;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_EXPECT_EQ(test, kpt_kret_call(kpt_kret_a, 2), 2 + KPT_KRET_A_ADD);
+	tramp = READ_ONCE(kpt_kret_ra[KPT_RA_A]);
+	kpr_unregister(test, &p->rp);
+
+	KUNIT_ASSERT_EQ(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 2 + KPT_KRET_A_ADD);
+	KUNIT_ASSERT_NE(test, tramp, real);
+	if (kpr_can_ask_trampoline) {
+		KUNIT_EXPECT_TRUE(test, kpr_is_trampoline(tramp));
+		KUNIT_EXPECT_FALSE(test, kpr_is_trampoline(real));
+	}
+	if (!kpr_can_ask_trampoline && !kpr_upstream)
+		KUNIT_FAIL(test,
+			   "is_kretprobe_trampoline() is not exported: modules cannot use it");
+	KUNIT_EXPECT_GE_MSG(test, kpr_stack_find(p, real), 0,
+			    "%pS not in the trace", (void *)real);
+	kpr_expect_no_trampoline(test, p, tramp);
+	if (test->status == KUNIT_FAILURE)
+		kpr_stack_dump(test, p);
+}
+
+/*
+ * Return probes on kpt_kret_outer and on kpt_kret_inner, which it calls:
+ * in inner's handler, the trace has inner's real return address (in
+ * outer) and right after it outer's (in kpt_kret_call), though both were
+ * replaced by the trampoline on the stack.
+ */
+void kpr_stacktrace_nested(struct kunit *test)
+{
+	struct kpr_probe *outer = kpr_new(0), *inner = kpr_new(1);
+	struct kretprobe *rps[] = { &outer->rp, &inner->rp };
+	unsigned long real_outer, real_inner, tramp;
+	int want = 5 + KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, kpt_kret_call(kpt_kret_outer, 5), want);
+	real_outer = READ_ONCE(kpt_kret_ra[KPT_RA_OUTER]);
+	real_inner = READ_ONCE(kpt_kret_ra[KPT_RA_INNER]);
+
+	outer->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_outer;
+	outer->rp.handler = kpr_ret_stack;
+	inner->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_inner;
+	inner->rp.handler = kpr_ret_stack;
+	KUNIT_ASSERT_EQ(test, register_kretprobes(rps, ARRAY_SIZE(rps)), 0);
+	for (i = 0; i < ARRAY_SIZE(rps); i++)
+		kpr_track(test, rps[i]);
+	KUNIT_EXPECT_EQ(test, kpt_kret_call(kpt_kret_outer, 5), want);
+	tramp = READ_ONCE(kpt_kret_ra[KPT_RA_INNER]);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kpt_kret_ra[KPT_RA_OUTER]), tramp);
+	for (i = 0; i < ARRAY_SIZE(rps); i++)
+		kpr_untrack(test, rps[i]);
+	unregister_kretprobes(rps, ARRAY_SIZE(rps));
+
+	KUNIT_ASSERT_EQ(test, kpr_returns(inner), 1);
+	KUNIT_ASSERT_EQ(test, kpr_returns(outer), 1);
+	KUNIT_EXPECT_EQ(test, (int)inner->last_ret, 5 + KPT_KRET_INNER_ADD);
+	KUNIT_EXPECT_EQ(test, (int)outer->last_ret, want);
+	KUNIT_ASSERT_NE(test, tramp, real_inner);
+
+	i = kpr_stack_find(inner, real_inner);
+	KUNIT_EXPECT_GE_MSG(test, i, 0, "inner's %pS not in inner's trace",
+			    (void *)real_inner);
+	if (i >= 0) {
+		KUNIT_EXPECT_LT(test, i + 1, (int)inner->nstack);
+		if (i + 1 < inner->nstack)
+			KUNIT_EXPECT_EQ_MSG(test, inner->stack[i + 1], real_outer,
+					    "after inner's return address: %pS, want %pS",
+					    (void *)inner->stack[i + 1],
+					    (void *)real_outer);
+	}
+	kpr_expect_no_trampoline(test, inner, tramp);
+	KUNIT_EXPECT_GE_MSG(test, kpr_stack_find(outer, real_outer), 0,
+			    "outer's %pS not in outer's trace",
+			    (void *)real_outer);
+	kpr_expect_no_trampoline(test, outer, tramp);
+	if (test->status == KUNIT_FAILURE) {
+		kunit_info(test, "inner's trace:\n");
+		kpr_stack_dump(test, inner);
+		kunit_info(test, "outer's trace:\n");
+		kpr_stack_dump(test, outer);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Concurrency: two CPUs, sleeping callers, unregistration, task exit
+ */
+
+#define KPR_SMP_ITERS	20000
+
+struct kpr_smp_arg {
+	struct completion done;
+	atomic_t wrong;
+};
+
+static struct kpr_smp_arg kpr_smp_args[2];
+static struct completion kpr_smp_go;
+
+static int kpr_smp_thread(void *data)
+{
+	struct kpr_smp_arg *arg = data;
+	int i;
+
+	wait_for_completion(&kpr_smp_go);
+	for (i = 0; i < KPR_SMP_ITERS; i++) {
+		if (kpt_kret_a(i) != i + KPT_KRET_A_ADD)
+			atomic_inc(&arg->wrong);
+		if (!(i % 1024))
+			cond_resched();
+	}
+	kthread_complete_and_exit(&arg->done, 0);
+}
+
+/*
+ * Two kthreads, on two CPUs, call one return-probed function at once;
+ * each call's data and return value stay its own, and none is missed.
+ */
+void kpr_two_cpus(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	bool done = true;
+	int cpu[2], i;
+
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	if (cpu[1] >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.entry_handler = kpr_entry_save;
+	p->rp.handler = kpr_ret_check;
+	p->rp.data_size = sizeof(struct kpr_data);
+	p->rp.maxactive = 8;
+	p->add = KPT_KRET_A_ADD;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+
+	init_completion(&kpr_smp_go);
+	for (i = 0; i < 2; i++) {
+		struct task_struct *t;
+
+		init_completion(&kpr_smp_args[i].done);
+		atomic_set(&kpr_smp_args[i].wrong, 0);
+		t = kthread_create(kpr_smp_thread, &kpr_smp_args[i],
+				   "kpr_smp/%d", cpu[i]);
+		if (IS_ERR(t)) {
+			KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(t));
+			complete(&kpr_smp_args[i].done);
+			continue;
+		}
+		kthread_bind(t, cpu[i]);
+		wake_up_process(t);
+	}
+	complete_all(&kpr_smp_go);
+	for (i = 0; i < 2; i++)
+		if (!wait_for_completion_timeout(&kpr_smp_args[i].done, 300 * HZ))
+			done = false;
+	KUNIT_ASSERT_TRUE_MSG(test, done, "threads did not finish");
+	kpr_unregister(test, &p->rp);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_smp_args[0].wrong), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_smp_args[1].wrong), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 2 * KPR_SMP_ITERS);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 2 * KPR_SMP_ITERS);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->bad), 0,
+			    "why: %#lx (bits: ret, data, rp, retaddr)", p->why);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+}
+
+/* Handler calls of kpr_unregister_in_flight's probe, and late ones. */
+static atomic_t kpr_flight_calls, kpr_flight_late;
+static bool kpr_flight_unregistered;
+
+/* Touches nothing of the probe, which is freed once unregistered. */
+static int kpr_ret_flight(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	atomic_inc(&kpr_flight_calls);
+	if (READ_ONCE(kpr_flight_unregistered))
+		atomic_inc(&kpr_flight_late);
+	return 0;
+}
+
+#define KPR_FLIGHT_THREADS	8
+
+/*
+ * Callers sleep inside the probed function while its return probe is
+ * unregistered and kfree()d (KASAN reports any later access to it).  When
+ * they wake up, each returns to its caller with its own return value, and
+ * no handler runs any more.
+ */
+/*
+ * The stack of a crowd thread asleep in the probed function, unwound from
+ * here (another task): its return address is the trampoline on the
+ * stack, and the unwinder must show the real caller instead.
+ */
+static void kpr_check_sleeper_stack(struct kunit *test)
+{
+	unsigned long trace[KPR_STACK_MAX];
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned int i, n;
+	bool caller = false;
+
+	KUNIT_ASSERT_NOT_NULL(test, kpr_crowd.first);
+	n = stack_trace_save_tsk(kpr_crowd.first, trace, ARRAY_SIZE(trace), 0);
+	KUNIT_EXPECT_GT(test, n, 0U);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_FALSE_MSG(test, kpr_is_trampoline(trace[i]),
+				       "entry %u of a sleeper's stack is the trampoline", i);
+		sprint_symbol_no_offset(sym, trace[i]);
+		if (str_has_prefix(sym, "kpr_crowd_thread"))
+			caller = true;
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, caller,
+			      "a sleeper's stack (%u entries) does not show its caller kpr_crowd_thread",
+			      n);
+}
+
+void kpr_unregister_in_flight(struct kunit *test)
+{
+	struct kpr_ctx *ctx = test->priv;
+	struct kretprobe *rp;
+	int n = KPR_FLIGHT_THREADS;
+
+	atomic_set(&kpr_flight_calls, 0);
+	atomic_set(&kpr_flight_late, 0);
+	WRITE_ONCE(kpr_flight_unregistered, false);
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rp);
+	ctx->heap = rp;
+	rp->kp.addr = (kprobe_opcode_t *)kpt_gate_wait;
+	rp->handler = kpr_ret_flight;
+	rp->maxactive = 2 * n;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, rp), 0);
+
+	/* The probe works: a call through the open gate. */
+	KUNIT_EXPECT_EQ(test, kpt_gate_wait(1), 1 + KPT_GATE_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
+
+	kpt_gate_close();
+	KUNIT_ASSERT_EQ(test, kpr_crowd_start(n), n);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	kpr_check_sleeper_stack(test);
+	kpr_unregister(test, rp);
+	WRITE_ONCE(kpr_flight_unregistered, true);
+	ctx->heap = NULL;
+	kfree(rp);
+
+	kpt_gate_open();
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 60),
+			      "%d of %d callers returned",
+			      kpr_crowd_returned(), n);
+	KUNIT_EXPECT_TRUE(test, kpr_crowd_end(60));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_late), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
+}
+
+/*
+ * What an unwinder asks for another task's frame that returns to the
+ * trampoline (kretprobe_find_ret_addr()): the real return address while
+ * the task sleeps inside the probed function, nothing while it runs there
+ * (its list of instances changes under the asker, and an instance it gives
+ * back may be on another task's list by the time it is followed).
+ */
+static int kpr_park_ret, kpr_spin_ret;
+
+static int kpr_park_thread(void *data)
+{
+	WRITE_ONCE(kpr_park_ret, kpt_kret_park(1));
+	return 0;
+}
+
+static int kpr_spin_thread(void *data)
+{
+	WRITE_ONCE(kpr_spin_ret, kpt_kret_spin(2));
+	return 0;
+}
+
+static struct task_struct *kpr_start(struct kunit *test, int (*fn)(void *),
+				     int cpu)
+{
+	struct task_struct *t = kthread_create(fn, NULL, "kpr_find/%d", cpu);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	if (cpu >= 0)
+		kthread_bind(t, cpu);
+	get_task_struct(t);
+	wake_up_process(t);
+	return t;
+}
+
+static int kpr_fp_noted(void)
+{
+	return READ_ONCE(kpt_kret_fp) != 0;
+}
+
+#ifdef KPR_FIND_RET_EXPORTED
+#define kpr_can_find_ret	true
+static unsigned long kpr_find_ret(struct task_struct *t)
+{
+	struct llist_node *cur = NULL;
+
+	return kretprobe_find_ret_addr(t, (void *)READ_ONCE(kpt_kret_fp), &cur);
+}
+#else
+#define kpr_can_find_ret	false
+static unsigned long kpr_find_ret(struct task_struct *t)
+{
+	return 0;
+}
+#endif
+
+void kpr_find_ret_addr(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	char sym[KSYM_SYMBOL_LEN];
+	struct task_struct *t;
+	unsigned long ret;
+	int cpu;
+
+	if (kpr_upstream)
+		kunit_skip(test,
+			   "upstream unwinds through rethook_find_ret_addr(), which warns for a running task");
+	if (!kpr_can_find_ret)
+		KUNIT_FAIL(test, "kretprobe_find_ret_addr() is not exported");
+
+	/* Asleep inside: the real return address, in the thread's function. */
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_park;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	WRITE_ONCE(kpt_kret_fp, 0);
+	kpt_gate_close();
+	t = kpr_start(test, kpr_park_thread, -1);
+	KUNIT_EXPECT_TRUE(test, kpr_wait_count(kpt_gate_inside, 1, 30));
+	KUNIT_EXPECT_TRUE(test, kpr_fp_noted());
+	/* Not running: asleep at the gate. */
+	KUNIT_EXPECT_FALSE(test, task_is_running(t));
+	ret = kpr_find_ret(t);
+	sprint_symbol_no_offset(sym, ret);
+	KUNIT_EXPECT_TRUE_MSG(test, str_has_prefix(sym, "kpr_park_thread"),
+			      "return address of a sleeping task: %pS", (void *)ret);
+	kpt_gate_open();
+	kthread_stop_put(t);
+	KUNIT_EXPECT_EQ(test, kpr_park_ret, 1 + KPT_GATE_ADD);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+
+	/* Running inside, on the other CPU: no answer. */
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs for a task running inside");
+	p = kpr_new(0);
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_spin;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	WRITE_ONCE(kpt_kret_fp, 0);
+	WRITE_ONCE(kpt_kret_spinning, 1);
+	t = kpr_start(test, kpr_spin_thread, cpu);
+	KUNIT_EXPECT_TRUE(test, kpr_wait_count(kpr_fp_noted, 1, 30));
+	ret = kpr_find_ret(t);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0UL,
+			    "return address of a task running inside: %pS",
+			    (void *)ret);
+	WRITE_ONCE(kpt_kret_spinning, 0);
+	kthread_stop_put(t);
+	KUNIT_EXPECT_EQ(test, kpr_spin_ret, 2);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	kpr_unregister(test, &p->rp);
+}
+
+/*
+ * A few functions are called between stac and clac: copy_from_user()
+ * calls rep_movs_alternative() on a CPU without FSRM.  A return probe on
+ * it returns through the trampoline with user access open; its handler
+ * must run with EFLAGS.AC clear, and the copy go on with it set.
+ */
+static unsigned long kpr_ua_ac;
+
+static int kpr_ret_ac(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	kpr_ua_ac |= native_save_fl() & X86_EFLAGS_AC;
+	return kpr_ret_note(ri, regs);
+}
+
+void kpr_uaccess(struct kunit *test)
+{
+	static const char str[] = "copied from a user page through rep_movs_alternative";
+	struct kpr_probe *p = kpr_new(0);
+	char buf[sizeof(str)];
+	unsigned long user;
+
+	if (!boot_cpu_has(X86_FEATURE_SMAP))
+		kunit_skip(test, "no SMAP on this CPU: user access regions are not real");
+	if (boot_cpu_has(X86_FEATURE_FSRM))
+		kunit_skip(test, "copies do not call rep_movs_alternative on a CPU with FSRM");
+	user = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(user));
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)user, str, sizeof(str)), 0UL);
+
+	p->rp.kp.symbol_name = "rep_movs_alternative";
+	p->rp.handler = kpr_ret_ac;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	kpr_ua_ac = 0;
+	memset(buf, 0, sizeof(buf));
+	KUNIT_EXPECT_EQ(test, copy_from_user(buf, (const void __user *)user,
+					     sizeof(buf)), 0UL);
+	kpr_unregister(test, &p->rp);
+	KUNIT_EXPECT_STREQ(test, buf, str);
+	KUNIT_EXPECT_GE(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ_MSG(test, kpr_ua_ac, 0UL,
+			    "the return handler ran with user memory open");
+}
+
+static struct completion kpr_exit_done;
+
+static int kpr_exit_thread(void *data)
+{
+	/* Never returns: the thread ends inside the probed function. */
+	return kpt_kret_exit(&kpr_exit_done);
+}
+
+/*
+ * A task ends inside a return-probed function: its instance is never
+ * returned through, and must come back to the probe once the task is
+ * freed (after an RCU grace period).  With maxactive 1, the next call
+ * gets it.
+ */
+void kpr_task_exit(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	struct task_struct *t;
+	unsigned long end;
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_exit;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	p->rp.maxactive = 1;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+
+	init_completion(&kpr_exit_done);
+	t = kthread_create(kpr_exit_thread, NULL, "kpr_exit");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+	wake_up_process(t);
+	if (!wait_for_completion_timeout(&kpr_exit_done, 60 * HZ)) {
+		put_task_struct(t);
+		KUNIT_FAIL_AND_ABORT(test, "the thread did not exit");
+	}
+	/* Released (unhashed) by now or soon, its task freed after RCU. */
+	end = jiffies + 10 * HZ;
+	while (pid_alive(t) && time_before(jiffies, end))
+		msleep(20);
+	KUNIT_EXPECT_FALSE(test, pid_alive(t));
+	put_task_struct(t);
+	msleep(20);
+	rcu_barrier();
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 0);
+#ifdef KRETPROBE_POOL_GROWS
+	end = jiffies + 10 * HZ;
+	while (kpr_pool_info(p).out && time_before(jiffies, end)) {
+		msleep(20);
+		rcu_barrier();
+	}
+	KUNIT_EXPECT_EQ_MSG(test, kpr_pool_info(p).out, 0,
+			    "instances still out after the task was freed");
+#endif
+	KUNIT_EXPECT_EQ(test, kpt_kret_exit(NULL), KPT_KRET_EXIT_RET);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, KPT_KRET_EXIT_RET);
+	KUNIT_EXPECT_EQ_MSG(test, p->rp.nmissed, 0,
+			    "the exited task's instance did not come back");
+	kpr_unregister(test, &p->rp);
+}
+
+#define KPR_DEPTH	8
+
+/*
+ * maxactive 1 on a function that calls itself KPR_DEPTH deep: the
+ * outermost call takes the only instance and the KPR_DEPTH - 1 calls
+ * nested in it find none.  Each of those is counted once in rp.nmissed,
+ * and its entry_handler is skipped (the documentation: no instance, no
+ * entry_handler call); the entry_handler and the return handler run once,
+ * for the outermost call, which returns KPR_DEPTH.  The kprobe itself
+ * missed nothing: no hit came while a handler ran.
+ *
+ * Our pool grows when more than half of it is out, but from a work item
+ * that an irq_work on the hitting CPU queues: with interrupts off for the
+ * whole call neither can run before it returns, so the count is exact on
+ * ours as on upstream (whose pool never grows).  The instance is back
+ * afterwards: a single call is caught.
+ */
+void kpr_recursion_maxactive_1(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	unsigned long flags;
+	int ret, calls;
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_recurse;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	p->rp.maxactive = 1;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	KUNIT_ASSERT_EQ(test, p->rp.maxactive, 1);
+
+	calls = atomic_read(&kpt_kret_recurse_calls);
+	local_irq_save(flags);
+	ret = kpt_kret_recurse(KPR_DEPTH);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, KPR_DEPTH);
+	KUNIT_ASSERT_EQ_MSG(test, atomic_read(&kpt_kret_recurse_calls) - calls,
+			    KPR_DEPTH, "kpt_kret_recurse() did not recurse");
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, KPR_DEPTH - 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, KPR_DEPTH);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+
+	KUNIT_EXPECT_EQ(test, kpt_kret_recurse(1), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 2);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), 2);
+	KUNIT_EXPECT_EQ(test, (int)p->last_ret, 1);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, KPR_DEPTH - 1);
+	kpr_unregister(test, &p->rp);
+}
+
+#define KPR_CROWD	1000
+
+/*
+ * 1000 kthreads sleep inside one return-probed function at once, with the
+ * default maxactive: every return is caught, none missed, each caller
+ * gets its own value back, and the pool shrinks back to its floor later.
+ * Upstream misses all but maxactive of them: expected to fail there.
+ */
+void kpr_no_miss(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+	unsigned long t0 = jiffies;
+	int n;
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_gate_wait;
+	p->rp.entry_handler = kpr_entry_save;
+	p->rp.handler = kpr_ret_check;
+	p->rp.data_size = sizeof(struct kpr_data);
+	p->add = KPT_GATE_ADD;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+
+	kpt_gate_close();
+	n = kpr_crowd_start(KPR_CROWD);
+	KUNIT_ASSERT_EQ_MSG(test, n, KPR_CROWD, "only %d threads started", n);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 180),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	kunit_info(test, "%d callers inside after %u ms\n", n,
+		   jiffies_to_msecs(jiffies - t0));
+#ifdef KRETPROBE_POOL_GROWS
+	/* One instance out per sleeping caller. */
+	KUNIT_EXPECT_EQ(test, kpr_pool_info(p).out, n);
+	kunit_info(test, "pool with all inside: nr %u, floor %u, limit %u\n",
+		   kpr_pool_info(p).nr, kpr_pool_info(p).floor, kpr_pool_info(p).limit);
+#endif
+	kpt_gate_open();
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 180),
+			      "%d of %d callers returned",
+			      kpr_crowd_returned(), n);
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_crowd_end(120), "threads did not end");
+	kunit_info(test, "all returned and gone after %u ms\n",
+		   jiffies_to_msecs(jiffies - t0));
+
+	if (kpr_upstream && p->rp.nmissed)
+		kunit_info(test,
+			   "upstream: %d of %d returns missed (maxactive is a ceiling there; this case shows why ours grows the pool)\n",
+			   p->rp.nmissed, n);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), n);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), n);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->bad), 0,
+			    "why: %#lx (bits: ret, data, rp, retaddr)", p->why);
+	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+
+#ifdef KRETPROBE_POOL_GROWS
+	{
+		struct kretprobe_pool_info info = kpr_pool_info(p);
+		int i;
+
+		/* Everything came back; the surplus is trimmed in time. */
+		KUNIT_EXPECT_EQ(test, info.out, 0);
+		for (i = 0; i < 100; i++) {
+			info = kpr_pool_info(p);
+			if (info.nr == info.floor)
+				break;
+			msleep(100);
+		}
+		kunit_info(test, "pool: nr %u, floor %u, limit %u after %d ms\n",
+			   info.nr, info.floor, info.limit, i * 100);
+		KUNIT_EXPECT_EQ(test, info.nr, info.floor);
+	}
+#endif
+	kpr_unregister(test, &p->rp);
+}
+
+#endif /* CONFIG_KRETPROBES */
