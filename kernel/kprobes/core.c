@@ -73,7 +73,7 @@ struct kprobe kprobe_busy = {
 /* For kprobe_site_find()'s lockdep condition (CONFIG_PROVE_RCU_LIST). */
 bool kprobe_mutex_is_held(void)
 {
-	return lockdep_is_held(&kprobe_mutex);
+	return !IS_ENABLED(CONFIG_LOCKDEP) || lockdep_is_held(&kprobe_mutex);
 }
 
 NOKPROBE_SYMBOL(kprobe_mutex_is_held);
