@@ -310,10 +310,15 @@ static void kprobe_ftrace_bp_hand_off(void)
 	ips = kmalloc_array(ftrace_bp_count, sizeof(*ips), GFP_KERNEL);
 	if (!ips)
 		goto retry;
+	/* Stop at the last one: most buckets hold none. */
 	for_each_kprobe_site(s) {
-		if (s->ftrace_bp && n < ftrace_bp_count)
-			ips[n++] = (unsigned long)s->addr;
+		if (!s->ftrace_bp)
+			continue;
+		ips[n++] = (unsigned long)s->addr;
+		if (n == ftrace_bp_count)
+			goto collected;
 	}
+collected:
 	err = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, true);
 	kfree(ips);
 	if (err) {
@@ -323,9 +328,13 @@ static void kprobe_ftrace_bp_hand_off(void)
 	}
 	mutex_lock(&text_mutex);
 	for_each_kprobe_site(s) {
-		if (s->ftrace_bp)
-			kprobe_ftrace_site_bp_drop(s);
+		if (!s->ftrace_bp)
+			continue;
+		kprobe_ftrace_site_bp_drop(s);
+		if (!ftrace_bp_count)
+			goto dropped;
 	}
+dropped:
 	arch_kprobe_poke_finish();
 	mutex_unlock(&text_mutex);
 	return;
