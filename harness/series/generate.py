@@ -189,9 +189,21 @@ def make_maintainers(upstream, title, lines, removed):
     for k, (s, e) in enumerate(blocks):
         if is_entry[k] and text_lines[s] == title and k not in drop:
             die("MAINTAINERS: upstream already has an entry %r" % title)
+    # The place: before the first entry that sorts after ours, between
+    # neighbours that sort around ours (MAINTAINERS has a few entries out
+    # of order, which must not decide).
+    key = title.casefold()
+    ents = [k for k in range(len(blocks)) if is_entry[k] and k not in drop]
+    tkey = {k: text_lines[blocks[k][0]].casefold() for k in ents}
+    place = None
+    for n, k in enumerate(ents):
+        before = tkey[ents[n - 1]] if n > 0 else ""
+        after = tkey[ents[n + 1]] if n + 1 < len(ents) else None
+        if before <= key < tkey[k] and (after is None or after > key):
+            place = k
+            break
     out, inserted = [], not lines
     prev_end = 0
-    key = title.casefold()
     for k, (s, e) in enumerate(blocks):
         # Lines between blocks (blank ones) come along with the block.
         gap = text_lines[prev_end:s]
@@ -199,7 +211,7 @@ def make_maintainers(upstream, title, lines, removed):
         if k in drop:
             continue
         out += gap
-        if not inserted and is_entry[k] and text_lines[s].casefold() > key:
+        if not inserted and k == place:
             out += [title] + lines + [""]
             inserted = True
         out += text_lines[s:e]
