@@ -6,7 +6,8 @@ H := harness
 .NOTPARALLEL:
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
-	test-judge test-all-functions clients clients-baseline
+	test-judge test-all-functions clients clients-baseline \
+	series series-check
 
 all: build
 
@@ -28,6 +29,10 @@ help:
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
 	@echo '                    on purpose: each must come out red (no boot)'
+	@echo 'make series         the patch series against the untouched 6.12 tree,'
+	@echo '                    generated from the overlay (build/series/)'
+	@echo 'make series-check   the series: checkpatch, a build after each patch,'
+	@echo '                    kernel-doc, final tree = ours, then make test'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
 
 # The configurations test targets build and boot (harness/common.sh);
@@ -100,6 +105,14 @@ check:
 	@$(H)/deps.sh check
 	@$(H)/prepare.sh ours
 	@$(H)/check.sh
+
+# The patch series (harness/series/): generated from the overlay along
+# the manifest harness/series/patches/, then proven patch by patch.
+series: deps
+	@$(H)/series/series.sh
+
+series-check: series
+	@$(H)/series/check.sh
 
 clean:
 	rm -rf build

@@ -1,7 +1,8 @@
 # Shared settings for the harness scripts.  Source it with the tree name:
 #   . harness/common.sh ours|upstream
 # "ours" is the overlaid tree (build/ours), "upstream" the untouched
-# baseline (build/baseline).  KTEST_PROFILE=bench (harness/bench.sh)
+# baseline (build/baseline), "series" the tree make series-check builds
+# patch by patch (build/series-tree).  KTEST_PROFILE=bench (harness/bench.sh)
 # selects the benchmark build of the same source tree: its own object
 # directory, configuration, module directory and initramfs;
 # KTEST_PROFILE=clients (harness/clients/clients.sh) the distribution-like
@@ -18,6 +19,9 @@ TREE=${1:-}
 case "$TREE" in
 ours)     TDIR=$BUILD/ours NAME="our" ;;
 upstream) TDIR=$BUILD/baseline NAME="the upstream" ;;
+# The tree `make series-check` makes by git am of the series
+# (harness/series/check.sh): src is that git tree, obj its builds.
+series)   TDIR=$BUILD/series-tree NAME="the series'" ;;
 *) echo "usage: $0 ours|upstream ..." >&2; exit 2 ;;
 esac
 SRC=$TDIR/src
