@@ -83,7 +83,7 @@
 #include <asm/insn.h>
 #include <asm/ibt.h>
 #include <asm/extable.h>
-#include <asm/processor.h>
+#include <linux/processor.h>
 #include <asm/traps.h>
 
 #include "backend.h"

@@ -102,7 +102,8 @@ t_enabled_file()
 # of kpt_opt_c, an ftrace site: never optimized either).
 en_hits()
 {
-	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt) $(ev_hits kpk_enret) $(ev_hits kpk_enlate) $(hld hits3)"
+	echo "$(hld hits) $(hld hits2) $(ev_hits kpk_enopt)" \
+	     "$(ev_hits kpk_enret) $(ev_hits kpk_enlate) $(hld hits3)"
 }
 
 # Checks that $1 calls of each target took the hits from "$2" to "$3",
@@ -114,7 +115,8 @@ en_expect()
 		a=$(echo "$2" | cut -d' ' -f$i)
 		b=$(echo "$3" | cut -d' ' -f$i)
 		[ "$((${b:-0} - ${a:-0}))" = "$(($1 * want))" ] ||
-			fail "$5: hits '$2' -> '$3', want +$1 times '$4' (breakpoint, disabled, optimized, return, late event, late probe)" ||
+			fail "$5: hits '$2' -> '$3', want +$1 times '$4'" \
+			     "(breakpoint, disabled, optimized, return, late event, late probe)" ||
 			return
 		i=$((i + 1))
 	done
@@ -170,7 +172,8 @@ t_enabled_switch()
 	fi
 	if [ $rc = 0 ]; then
 		grep -q OPTIMIZED "$KPDIR/list" &&
-			{ fail "[OPTIMIZED] while disarmed: $(grep OPTIMIZED "$KPDIR/list")"; rc=1; }
+			{ fail "[OPTIMIZED] while disarmed:" \
+			       "$(grep OPTIMIZED "$KPDIR/list")"; rc=1; }
 	fi
 	if [ $rc = 0 ]; then
 		h1=$(en_hits)

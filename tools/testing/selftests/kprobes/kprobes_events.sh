@@ -178,7 +178,8 @@ ft_skip_reason()
 		# Without the sysctl the test fails rather than reporting
 		# itself unsupported.
 		[ -e /proc/sys/debug/kprobes-optimization ] ||
-			echo "no /proc/sys/debug/kprobes-optimization (jump optimization, CONFIG_OPTPROBES, is not there yet)"
+			echo "no /proc/sys/debug/kprobes-optimization" \
+			     "(jump optimization, CONFIG_OPTPROBES, is not there yet)"
 		;;
 	kretprobe_maxactive)
 		# It probes a networking function; it fails (upstream's

@@ -23,7 +23,8 @@ KPDIR=$DEBUGFS/kprobes
 TGT=/sys/module/kprobes_target/parameters
 HLD=/sys/module/kprobes_holder/parameters
 SUITES="kprobes_api kprobes_errors kprobes_handlers kprobes_blacklist"
-SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic|kretprobe BUG!|printk messages dropped|sleeping function called from invalid context'
+SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic|kretprobe BUG!'
+SPLAT="$SPLAT|printk messages dropped|sleeping function called from invalid context"
 KMEMLEAK=$DEBUGFS/kmemleak
 # A leak is ours when its allocation backtrace names kprobes or one of the
 # test modules, or has a frame that no longer resolves to a symbol: code of
@@ -434,7 +435,8 @@ t_kmemleak()
 $reports
 EOF
 	[ $others -eq 0 ] ||
-		diag "kmemleak: $others unreferenced object(s) unrelated to kprobes, the first from ${first:-?}"
+		diag "kmemleak: $others unreferenced object(s) unrelated to kprobes," \
+		     "the first from ${first:-?}"
 	[ $ours -eq 0 ] ||
 		fail "kmemleak: $ours unreferenced object(s) from kprobes or the test modules"
 }

@@ -154,5 +154,6 @@ t_kretprobe_gone_in_flight()
 	[ "$(splat_count)" = "$splats" ] || fail "kernel splat"
 }
 
-AREA_CASES="init_probe_gone module_probe module_unload_gone kretprobe_gone_in_flight pending_module ftrace_kill"
+AREA_CASES="init_probe_gone module_probe module_unload_gone kretprobe_gone_in_flight"
+AREA_CASES="$AREA_CASES pending_module ftrace_kill"
 ktest_main "$@"

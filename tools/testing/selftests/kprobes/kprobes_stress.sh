@@ -103,6 +103,12 @@ pa_state()
 	cat "$TRACEFS/kprobe_events" "$KPDIR/list" "$TRACEFS/enabled_functions"
 }
 
+# The first three lines of pa_state that $1 does not have, on one line.
+pa_state_diff()
+{
+	pa_state | grep -v -x -F "$1" | head -n 3 | tr '\n' ';'
+}
+
 # Is pa_state back to $1?  A removed probe's address leaves ftrace's
 # filter in one update with the others a tenth of a second later
 # (ftrace_lazy_work in kernel/kprobes/ftrace.c): allow two seconds.
@@ -335,8 +341,11 @@ t_probe_all_functions()
 	awk -v nb=$nb -v d="$PA_TMP" '{ print > (d "/batch" (NR % nb)) }' \
 		"$PA_TMP/slice"
 	pa_now
-	diag "$pa_nsites ftrace call sites, $pa_nblack in the blacklist: $ntgt functions ($nmod of modules, $naddr by address), listed in $(((pa_t - t0) / 100)) s"
-	diag "slice $pa_k/$pa_n (ktest.probe_all=$pa_k/$pa_n to repeat it, =all for every function): $nsel functions in $nb batches"
+	diag "$pa_nsites ftrace call sites, $pa_nblack in the blacklist:" \
+	     "$ntgt functions ($nmod of modules, $naddr by address)," \
+	     "listed in $(((pa_t - t0) / 100)) s"
+	diag "slice $pa_k/$pa_n (ktest.probe_all=$pa_k/$pa_n to repeat it," \
+	     "=all for every function): $nsel functions in $nb batches"
 	: > "$PA_TMP/refused"
 	: > "$PA_TMP/hot"
 	tdef=0 ten=0 twork=0 tdis=0 trm=0
@@ -353,7 +362,8 @@ t_probe_all_functions()
 		ndef=$((ndef + pa_ndef))
 		nl=$(grep -c . "$KPDIR/list")
 		[ "$nl" = $((nl0 + pa_ndef)) ] ||
-			fail "batch $b: $pa_ndef probes defined, the list went from $nl0 to $nl lines" ||
+			fail "batch $b: $pa_ndef probes defined," \
+			     "the list went from $nl0 to $nl lines" ||
 			{ pa_cleanup kpall; return 1; }
 		t1=$pa_t
 		echo 1 > "$TRACEFS/events/kpall/enable" ||
@@ -387,7 +397,9 @@ t_probe_all_functions()
 		bhit="$2 of $1 probes hit ($3 hits, $4 missed)"
 		# The busiest three, as a diagnostic: "NAME/KIND HITS MISSED".
 		bhot=$(awk 'NR == FNR { hit[$1] = $2 " " $3; next }
-			hit[$1] != "" { print $2 "/" ($1 ~ /^kpa_e/ ? "entry" : "offset"), hit[$1] }' \
+			hit[$1] != "" {
+				print $2 "/" ($1 ~ /^kpa_e/ ? "entry" : "offset"), hit[$1]
+			}' \
 			"$TRACEFS/kprobe_profile" "$PA_TMP/map" |
 			sort -k 2 -n -r | head -n 3 | tr '\n' ';')
 		awk 'NR == FNR { hit[$1] = $2; next }
@@ -408,7 +420,8 @@ t_probe_all_functions()
 		pa_now
 		trm=$((trm + pa_t - t1))
 		pa_restored "$state0" ||
-			fail "batch $b: removed, yet kprobe_events, kprobes/list or enabled_functions differ: $(pa_state | grep -v -x -F "$state0" | head -n 3 | tr '\n' ';')" ||
+			fail "batch $b: removed, yet kprobe_events, kprobes/list" \
+			     "or enabled_functions differ: $(pa_state_diff "$state0")" ||
 			{ pa_cleanup kpall; return 1; }
 		[ "$(splat_count)" = "$before" ] ||
 			fail "batch $b: kernel splat: $(dmesg | grep -E "$SPLAT" | tail -n 1)" ||
@@ -423,8 +436,11 @@ t_probe_all_functions()
 		fail "kernel splat after the last batch: $(dmesg | grep -E "$SPLAT" | tail -n 1)" ||
 		return
 	pa_now
-	diag "$nb batches in $(((pa_t - t0) / 100)) s: define $((tdef / 100)) s, enable $((ten / 100)) s, workload $((twork / 100)) s, disable $((tdis / 100)) s, remove $((trm / 100)) s"
-	diag "$ndef probes defined on $nsel functions, $nhit of them hit, $hits hits, $missed missed"
+	diag "$nb batches in $(((pa_t - t0) / 100)) s: define $((tdef / 100)) s," \
+	     "enable $((ten / 100)) s, workload $((twork / 100)) s," \
+	     "disable $((tdis / 100)) s, remove $((trm / 100)) s"
+	diag "$ndef probes defined on $nsel functions, $nhit of them hit," \
+	     "$hits hits, $missed missed"
 	awk '{ n[$1 " " $2]++ } END { for (k in n) print k, n[k] }' \
 		"$PA_TMP/refused" | sort | while read -r kind err cnt; do
 		diag "refused: $cnt $kind probes with $err"
@@ -546,7 +562,8 @@ t_probe_random_offsets()
 		esac
 	done < "$PA_TMP/picks"
 	pa_now
-	diag "$nc functions, $npick offsets drawn: $ndef defined, $neilseq EILSEQ, $neinval otherwise refused ($(((pa_t - t0) / 100)) s)"
+	diag "$nc functions, $npick offsets drawn: $ndef defined, $neilseq EILSEQ," \
+	     "$neinval otherwise refused ($(((pa_t - t0) / 100)) s)"
 	[ $ndef -gt 0 ] && [ $neilseq -gt 0 ] ||
 		fail "$ndef defined and $neilseq EILSEQ: random offsets are both" ||
 		{ pa_cleanup kprand; return 1; }
@@ -569,7 +586,8 @@ t_probe_random_offsets()
 		{ pa_cleanup kprand; return 1; }
 	pa_workload r || fail "the workload failed after the removal" || return
 	pa_restored "$state0" ||
-		fail "removed, yet kprobe_events, kprobes/list or enabled_functions differ: $(pa_state | grep -v -x -F "$state0" | head -n 3 | tr '\n' ';')" ||
+		fail "removed, yet kprobe_events, kprobes/list or enabled_functions" \
+		     "differ: $(pa_state_diff "$state0")" ||
 		return
 	pa_now
 	diag "done in $(((pa_t - t0) / 100)) s"

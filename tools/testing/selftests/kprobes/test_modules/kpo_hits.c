@@ -22,7 +22,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <asm/cpufeature.h>
+#include <linux/cpufeature.h>
 #include <asm/ibt.h>
 #include <asm/text-patching.h>
 #include "kprobes_target.h"

@@ -44,7 +44,7 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <asm/cpufeature.h>
+#include <linux/cpufeature.h>
 #include <asm/text-patching.h>
 #include "kprobes_target.h"
 #include "kpr.h"
