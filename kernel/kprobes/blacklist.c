@@ -78,10 +78,21 @@ int kprobe_add_area_blacklist(unsigned long start, unsigned long end)
 	return 0;
 }
 
-static bool kprobe_in_section(unsigned long addr, const char *start, const char *end)
-{
-	return addr >= (unsigned long)start && addr < (unsigned long)end;
-}
+/*
+ * Sections nobody may probe as a whole: the hit path's own text, entry
+ * and exception code, noinstr code.  Listed once for the check and for
+ * the per-function entries the debugfs file shows.
+ */
+static const struct {
+	const char	*start;
+	const char	*end;
+} kprobe_forbidden_sections[] = {
+	{ __kprobes_text_start, __kprobes_text_end },
+	{ __entry_text_start, __entry_text_end },
+	{ __irqentry_text_start, __irqentry_text_end },
+	{ __softirqentry_text_start, __softirqentry_text_end },
+	{ __noinstr_text_start, __noinstr_text_end },
+};
 
 /**
  * within_kprobe_blacklist() - may @addr not be probed?
@@ -93,13 +104,13 @@ bool within_kprobe_blacklist(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *e;
 	bool hit = false;
+	unsigned int i;
 
-	if (kprobe_in_section(addr, __kprobes_text_start, __kprobes_text_end) ||
-	    kprobe_in_section(addr, __entry_text_start, __entry_text_end) ||
-	    kprobe_in_section(addr, __irqentry_text_start, __irqentry_text_end) ||
-	    kprobe_in_section(addr, __softirqentry_text_start, __softirqentry_text_end) ||
-	    kprobe_in_section(addr, __noinstr_text_start, __noinstr_text_end))
-		return true;
+	for (i = 0; i < ARRAY_SIZE(kprobe_forbidden_sections); i++) {
+		if (addr >= (unsigned long)kprobe_forbidden_sections[i].start &&
+		    addr < (unsigned long)kprobe_forbidden_sections[i].end)
+			return true;
+	}
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(e, &kprobe_blacklist, list) {
@@ -115,6 +126,7 @@ bool within_kprobe_blacklist(unsigned long addr)
 void __init kprobe_blacklist_init(void)
 {
 	unsigned long *entry;
+	unsigned int i;
 	int ret;
 
 	for (entry = __start_kprobe_blacklist; entry < __stop_kprobe_blacklist;
@@ -123,20 +135,10 @@ void __init kprobe_blacklist_init(void)
 		if (ret < 0 && ret != -EINVAL)
 			pr_err("cannot build the blacklist: %d\n", ret);
 	}
-	ret = kprobe_add_area_blacklist((unsigned long)__kprobes_text_start,
-					(unsigned long)__kprobes_text_end);
-	if (!ret)
-		ret = kprobe_add_area_blacklist((unsigned long)__entry_text_start,
-						(unsigned long)__entry_text_end);
-	if (!ret)
-		ret = kprobe_add_area_blacklist((unsigned long)__irqentry_text_start,
-						(unsigned long)__irqentry_text_end);
-	if (!ret)
-		ret = kprobe_add_area_blacklist((unsigned long)__softirqentry_text_start,
-						(unsigned long)__softirqentry_text_end);
-	if (!ret)
-		ret = kprobe_add_area_blacklist((unsigned long)__noinstr_text_start,
-						(unsigned long)__noinstr_text_end);
+	ret = 0;
+	for (i = 0; i < ARRAY_SIZE(kprobe_forbidden_sections) && !ret; i++)
+		ret = kprobe_add_area_blacklist((unsigned long)kprobe_forbidden_sections[i].start,
+						(unsigned long)kprobe_forbidden_sections[i].end);
 	if (!ret)
 		ret = arch_populate_kprobe_blacklist();
 	if (ret)
