@@ -127,13 +127,14 @@ int kprobe_func_find(unsigned long addr, struct kprobe_func *f, bool want_cold)
 }
 
 /*
- * Resolve what @p names into an instruction address.  Does not look at
+ * Resolve what @p names into an instruction address, and fill @f with
+ * the function around it (for kprobe_check_text()).  Does not look at
  * whether that address may be probed.
  */
 kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
-				     unsigned long offset, bool *on_entry)
+				     unsigned long offset, bool *on_entry,
+				     struct kprobe_func *f)
 {
-	struct kprobe_func f;
 	unsigned long target;
 
 	if (!!addr == !!sym)
@@ -144,9 +145,9 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
 			return ERR_PTR(-ENOENT);
 	}
 	target = (unsigned long)addr + offset;
-	if (kprobe_func_find(target, &f, false))
+	if (kprobe_func_find(target, f, false))
 		return ERR_PTR(-EINVAL);
-	return arch_adjust_kprobe_addr(target, target - f.start, on_entry);
+	return arch_adjust_kprobe_addr(target, target - f->start, on_entry);
 }
 
 /**
@@ -162,7 +163,9 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
 			 unsigned long offset)
 {
 	bool on_entry = false;
-	kprobe_opcode_t *where = kprobe_resolve_addr(addr, sym, offset, &on_entry);
+	struct kprobe_func f;
+	kprobe_opcode_t *where = kprobe_resolve_addr(addr, sym, offset,
+						     &on_entry, &f);
 
 	if (IS_ERR(where))
 		return PTR_ERR(where);
@@ -503,13 +506,13 @@ static int kprobe_text_reserved(unsigned long addr)
 }
 
 /*
- * May @addr carry a probe?  Called under kprobe_mutex, so a module seen
- * alive here cannot finish unloading before our module notifier has seen
- * the sites we create.
+ * May @addr carry a probe?  @f is the function around it, as
+ * kprobe_resolve_addr() found it.  Called under kprobe_mutex, so a module
+ * seen alive here cannot finish unloading before our module notifier has
+ * seen the sites we create.
  */
-int kprobe_check_text(unsigned long addr)
+int kprobe_check_text(unsigned long addr, const struct kprobe_func *f)
 {
-	struct kprobe_func f;
 	struct module *mod;
 	int ret = 0;
 
@@ -550,9 +553,10 @@ int kprobe_check_text(unsigned long addr)
 		return ret;
 	}
 
-	if (kprobe_func_find(addr, &f, false))
+	/* The backend's adjustment (past an ENDBR) stays in the function. */
+	if (addr < f->start || addr - f->start >= f->size)
 		return -EINVAL;
-	if (!arch_kprobe_on_insn_boundary(addr, addr - f.start)) {
+	if (!arch_kprobe_on_insn_boundary(addr, addr - f->start)) {
 		pr_warn_ratelimited("%pS is not on an instruction boundary\n",
 				    (void *)addr);
 		return -EILSEQ;

@@ -240,6 +240,7 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	struct pending_site *pend;
 	struct kprobe_site *s;
 	kprobe_opcode_t *addr, opcode = 0;
+	struct kprobe_func f;
 	bool on_entry = false, ftrace, created = false;
 	int ret;
 
@@ -249,11 +250,12 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 		return -EINVAL;
 	}
 
-	addr = kprobe_resolve_addr(p->addr, p->symbol_name, p->offset, &on_entry);
+	addr = kprobe_resolve_addr(p->addr, p->symbol_name, p->offset,
+				   &on_entry, &f);
 	if (IS_ERR(addr))
 		return PTR_ERR(addr);
 
-	ret = kprobe_check_text((unsigned long)addr);
+	ret = kprobe_check_text((unsigned long)addr, &f);
 	if (ret)
 		return ret;
 

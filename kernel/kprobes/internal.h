@@ -92,8 +92,9 @@ void kprobe_arm_sync_later(void);
 
 /* ---- check.c: what an address names, and whether it may be probed -- */
 kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
-				     unsigned long offset, bool *on_entry);
-int kprobe_check_text(unsigned long addr);
+				     unsigned long offset, bool *on_entry,
+				     struct kprobe_func *f);
+int kprobe_check_text(unsigned long addr, const struct kprobe_func *f);
 unsigned long kprobe_ftrace_site_of(unsigned long addr);
 void kprobe_reserved_add_module(struct module *mod);
 void kprobe_reserved_remove_module(struct module *mod);
