@@ -51,6 +51,15 @@ typedef void (*kprobe_post_handler_t)(struct kprobe *p, struct pt_regs *regs,
 				      unsigned long flags);
 typedef int (*kretprobe_handler_t)(struct kretprobe_instance *ri,
 				   struct pt_regs *regs);
+/*
+ * Compatibility (CONFIG_KPROBES_COMPAT): called when a pre_handler or
+ * post_handler of the probe, or the probed instruction while it runs for
+ * the probe, faults; @trapnr is the trap (X86_TRAP_PF, X86_TRAP_GP).
+ * Returns 1 when it has dealt with the fault (and set the registers to
+ * resume with), 0 to let the kernel's own fixup or oops go on.
+ */
+typedef int (*kprobe_fault_handler_t)(struct kprobe *p, struct pt_regs *regs,
+				      int trapnr);
 
 /* kprobe.flags: the user may set DISABLED before registering; the rest are ours. */
 #define KPROBE_FLAG_GONE		1	/* the probed text went away */
@@ -66,10 +75,19 @@ struct kprobe {
 	unsigned int offset;		/* added to symbol_name's address */
 	kprobe_pre_handler_t pre_handler;
 	kprobe_post_handler_t post_handler;
+#ifdef CONFIG_KPROBES_COMPAT
+	kprobe_fault_handler_t fault_handler;	/* optional, see the typedef */
+#endif
 	u32 flags;			/* KPROBE_FLAG_* */
 
 	/* Maintained by kprobes. */
 	unsigned long nmissed;		/* hits skipped because a probe was running */
+	/*
+	 * For the stats file: while the probe is enabled, its site's hit
+	 * count when it was last enabled less the hits it had then; while
+	 * disabled, the hits it had.
+	 */
+	unsigned long hits_mark;
 	kprobe_opcode_t opcode;		/* first byte of the probed instruction */
 	struct list_head list;		/* on site->probes, registration order */
 	struct kprobe_site *site;	/* the address this probe shares */
@@ -311,11 +329,50 @@ static inline void unregister_kretprobe(struct kretprobe *rp) { }
 static inline void unregister_kretprobes(struct kretprobe **rps, int num) { }
 static inline void kprobe_flush_task(struct task_struct *tk) { }
 
+static inline void kretprobe_pool_info(struct kretprobe *rp,
+				       struct kretprobe_pool_info *info)
+{
+	*info = (struct kretprobe_pool_info){ };
+}
+
 static inline bool is_kretprobe_trampoline(unsigned long addr)
 {
 	return false;
 }
 #endif /* CONFIG_KRETPROBES */
+
+/*
+ * Compatibility (CONFIG_KPROBES_COMPAT): a jprobe is a probe on a function's
+ * entry whose handler, @entry, has the probed function's prototype and is
+ * called with its arguments (copies of them: the function runs with its
+ * own afterwards).  The handler runs like a pre_handler (preemption off,
+ * no sleeping) and returns normally; it may call jprobe_return() first, as
+ * the code written for the kernels that had jprobes does, which changes
+ * nothing.  Up to KPROBE_JPROBE_STACK_WORDS words of stack arguments are
+ * passed on.
+ */
+struct jprobe {
+	struct kprobe kp;		/* on the function's entry; ours to fill */
+	void *entry;			/* the handler */
+};
+
+#ifdef CONFIG_KPROBES_COMPAT
+int register_jprobe(struct jprobe *jp);
+void unregister_jprobe(struct jprobe *jp);
+int register_jprobes(struct jprobe **jps, int num);
+void unregister_jprobes(struct jprobe **jps, int num);
+void jprobe_return(void);
+
+static inline int enable_jprobe(struct jprobe *jp)
+{
+	return enable_kprobe(&jp->kp);
+}
+
+static inline int disable_jprobe(struct jprobe *jp)
+{
+	return disable_kprobe(&jp->kp);
+}
+#endif /* CONFIG_KPROBES_COMPAT */
 
 static inline int enable_kretprobe(struct kretprobe *rp)
 {

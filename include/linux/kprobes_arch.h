@@ -18,7 +18,7 @@
  *   arch_kprobe_site_prepare()        registration, kprobe_mutex held
  *   arch_kprobe_poke(s, true) ...     arming, text_mutex held, many sites
  *   arch_kprobe_poke_finish()         once per batch, or per tick
- *   ...hits: kprobe_site_lookup(), kprobe_site_pre(), kprobe_site_post()...
+ *   ...hits: kprobe_site_find(), kprobe_site_pre(), kprobe_site_post()...
  *   arch_kprobe_poke(s, false) ...    disarming, same batching
  *   arch_kprobe_poke_finish()
  *   -- the core waits for every CPU to leave the hit path (one RCU grace
@@ -44,6 +44,8 @@
 #define KSITE_GONE	BIT(1)	/* the text was freed: never touch it again */
 #define KSITE_FTRACE	BIT(2)	/* on an ftrace call site: carried by ftrace */
 #define KSITE_POST	BIT(3)	/* some enabled probe here has a post_handler */
+/* Some enabled probe here has a fault_handler (CONFIG_KPROBES_COMPAT). */
+#define KSITE_FAULT	BIT(4)
 /* Jump optimization (CONFIG_OPTPROBES, kernel/kprobes/optimizer.c): */
 #define KSITE_OPTIMIZED	BIT(6)	/* the jump to the detour is in the text */
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
@@ -51,6 +53,7 @@
 #define KSITE_ARCH_SLOW	BIT(10)
 
 struct ftrace_ops;
+struct kprobe_hits_block;
 
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
@@ -58,6 +61,8 @@ struct kprobe_site {
 	struct kprobe		*solo;	/* see kprobe_site_solo() */
 	struct kprobe		*duo;	/* see kprobe_site_duo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
+	unsigned long __percpu	*hits;	/* see kprobe_site_hit() */
+	struct kprobe_hits_block *hits_block;	/* the core's: where *hits lives */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes/ftrace.c). */
 	struct ftrace_ops	*fops;
@@ -331,6 +336,16 @@ static __always_inline void kprobe_site_post(struct kprobe_site *s,
 	}
 }
 
+/*
+ * Count a hit of @s that runs its handlers, for the stats file: one
+ * per-CPU increment.  Every hit path calls it once per such hit, with
+ * preemption or interrupts off.
+ */
+static __always_inline void kprobe_site_hit(struct kprobe_site *s)
+{
+	this_cpu_inc(*s->hits);
+}
+
 /* A hit on @s while another probe was running: count it as missed. */
 void kprobe_site_missed(struct kprobe_site *s);
 
@@ -348,6 +363,40 @@ struct kprobe *kprobe_site_first(struct kprobe_site *s);
  */
 void *kprobe_slot_alloc(void);
 void kprobe_slot_free(void *slot);
+
+/* ---- The older API (CONFIG_KPROBES_COMPAT, kernel/kprobes/compat.c) -- */
+
+#ifdef CONFIG_KPROBES_COMPAT
+/*
+ * Provided by the backend: call the jprobe handler @entry, an ordinary
+ * call from the pre_handler's context, with the arguments of the
+ * function whose entry @regs shows (registers, and the first
+ * KPROBE_JPROBE_STACK_WORDS words of stack arguments), as copies.
+ */
+void arch_jprobe_call(void *entry, struct pt_regs *regs);
+
+/*
+ * Provided by the core, for the backend's kprobe_fault_handler(): a fault
+ * in a handler of @p (current_kprobe), or in the out-of-line run of the
+ * probed instruction of @s (regs put back on the instruction first).
+ * Both return 1 when a fault_handler dealt with it.  The backend must
+ * tell those faults from those of an interrupt nested in the hit.
+ */
+int kprobe_fault_notify(struct kprobe *p, struct pt_regs *regs, int trapnr);
+int kprobe_site_fault(struct kprobe_site *s, struct pt_regs *regs, int trapnr);
+#else
+static inline int kprobe_fault_notify(struct kprobe *p, struct pt_regs *regs,
+				      int trapnr)
+{
+	return 0;
+}
+
+static inline int kprobe_site_fault(struct kprobe_site *s,
+				    struct pt_regs *regs, int trapnr)
+{
+	return 0;
+}
+#endif
 
 /* The backend's inline part: arch_kretprobe_hijack() and friends. */
 #include <asm/kprobes_arch.h>

@@ -33,13 +33,13 @@ static bool kprobe_site_has_enabled(struct kprobe_site *s)
 }
 
 /*
- * Recompute KSITE_POST and the hit paths' shortcut, s->solo; say whether
- * the site should be armed.
+ * Recompute KSITE_POST, KSITE_FAULT and the hit paths' shortcuts (s->solo,
+ * s->duo); say whether the site should be armed.
  */
 bool kprobe_site_want_armed(struct kprobe_site *s)
 {
 	struct kprobe *p, *solo = NULL, *duo = NULL;
-	bool post = false, pres = true;
+	bool post = false, pres = true, faults = false;
 	int enabled = 0, n = 0;
 
 	list_for_each_entry(p, &s->probes, list) {
@@ -48,6 +48,8 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
 			continue;
 		if (p->post_handler)
 			post = true;
+		if (kprobe_wants_faults(p))
+			faults = true;
 		if (!p->pre_handler)
 			pres = false;
 		duo = duo ?: p;
@@ -58,8 +60,18 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
 		s->flags |= KSITE_POST;
 	else
 		s->flags &= ~KSITE_POST;
-	WRITE_ONCE(s->solo, enabled == 1 && solo->pre_handler ? solo : NULL);
-	WRITE_ONCE(s->duo, n == 2 && enabled == 2 && pres && !post ? duo : NULL);
+	/*
+	 * A fault_handler needs the backend to know which hit a fault is
+	 * in: no shortcut, which keeps no record of the hit.
+	 */
+	if (faults)
+		s->flags |= KSITE_FAULT;
+	else
+		s->flags &= ~KSITE_FAULT;
+	WRITE_ONCE(s->solo, !faults && enabled == 1 && solo->pre_handler ?
+		   solo : NULL);
+	WRITE_ONCE(s->duo, !faults && n == 2 && enabled == 2 && pres && !post ?
+		   duo : NULL);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
 	       kprobe_site_has_enabled(s);
@@ -155,7 +167,7 @@ void kprobe_sites_update(struct list_head *batch)
 	list_for_each_entry_safe(s, tmp, batch, batch) {
 		bool want = kprobe_site_want_armed(s);
 
-		if (!want || (s->flags & KSITE_POST))
+		if (!want || (s->flags & (KSITE_POST | KSITE_FAULT)))
 			kprobe_opt_leave(s, &unopt);
 		if (kprobe_site_armed_as(s, want))
 			continue;
@@ -173,9 +185,16 @@ void kprobe_sites_update(struct list_head *batch)
 		kprobe_opt_consider(s);
 }
 
+/* Free a site nobody can reach any more, with its hit counter. */
+void kprobe_site_free(struct kprobe_site *s)
+{
+	kprobe_site_hits_put(s);
+	kfree(s);
+}
+
 static void kprobe_site_free_rcu(struct rcu_head *head)
 {
-	kfree(container_of(head, struct kprobe_site, rcu));
+	kprobe_site_free(container_of(head, struct kprobe_site, rcu));
 }
 
 /*

@@ -215,13 +215,18 @@ static struct kprobe_site *kprobe_site_create(kprobe_opcode_t *addr,
 	s->addr = addr;
 	if (ftrace)
 		s->flags |= KSITE_FTRACE;
+	ret = kprobe_site_hits_get(s);
+	if (ret) {
+		kfree(s);
+		return ERR_PTR(ret);
+	}
 	ret = arch_kprobe_site_prepare(s, opcode);
 	if (ret) {
 		if (ret == -EINVAL)
 			pr_warn("cannot probe the instruction at %pS\n", addr);
 		else if (ret == -EILSEQ)
 			pr_warn("cannot decode the instruction at %pS\n", addr);
-		kfree(s);
+		kprobe_site_free(s);
 		return ERR_PTR(ret);
 	}
 	hlist_add_head_rcu(&s->node, kprobe_site_bucket((unsigned long)addr));
@@ -299,6 +304,7 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	p->addr = addr;
 	p->opcode = opcode;
 	p->nmissed = 0;
+	p->hits_mark = 0;
 	p->flags &= KPROBE_FLAG_DISABLED;
 	if (ftrace)
 		p->flags |= KPROBE_FLAG_FTRACE;
@@ -392,6 +398,8 @@ int register_kprobes(struct kprobe **kps, int num)
 		struct kprobe *p, *tmp;
 
 		list_for_each_entry_safe(p, tmp, &ps[i].probes, list) {
+			if (!kprobe_disabled(p))
+				kprobe_hits_toggle(p);
 			list_del(&p->list);
 			list_add_tail_rcu(&p->list, &ps[i].site->probes);
 		}
@@ -560,6 +568,7 @@ EXPORT_SYMBOL_GPL(unregister_kprobe);
 static int kprobe_set_disabled(struct kprobe *p, bool disable)
 {
 	struct kprobe_site *s;
+	bool was_disabled;
 	LIST_HEAD(batch);
 	int ret = 0;
 
@@ -573,16 +582,21 @@ static int kprobe_set_disabled(struct kprobe *p, bool disable)
 		ret = -EINVAL;
 		goto out;
 	}
+	/* Counting hits stops or starts again when the state changes. */
+	was_disabled = kprobe_disabled(p);
 	if (disable)
 		p->flags |= KPROBE_FLAG_DISABLED;
 	else
 		p->flags &= ~KPROBE_FLAG_DISABLED;
+	if (kprobe_disabled(p) != was_disabled)
+		kprobe_hits_toggle(p);
 	if (s->flags & KSITE_GONE)
 		goto out;
 	list_add_tail(&s->batch, &batch);
 	kprobe_sites_update(&batch);
 	list_del_init(&s->batch);
 	if (!disable && kprobe_site_want_armed(s) && !kprobe_site_armed_as(s, true)) {
+		kprobe_hits_toggle(p);
 		p->flags |= KPROBE_FLAG_DISABLED;
 		ret = -EBUSY;
 	}
@@ -643,8 +657,11 @@ static void kprobe_site_kill(struct kprobe_site *s)
 	s->flags &= ~KSITE_ARMED;
 	WRITE_ONCE(s->fops, NULL);
 	s->flags |= KSITE_GONE;
-	list_for_each_entry(p, &s->probes, list)
+	list_for_each_entry(p, &s->probes, list) {
+		if (!kprobe_disabled(p))
+			kprobe_hits_toggle(p);
 		p->flags |= KPROBE_FLAG_GONE;
+	}
 	hlist_del_rcu(&s->node);
 	list_add_tail(&s->batch, &kprobe_gone_sites);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * debugfs: /sys/kernel/debug/kprobes/{list,enabled,blacklist}.
+ * debugfs: /sys/kernel/debug/kprobes/{list,enabled,blacklist,stats}.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -14,8 +14,48 @@
 
 #include "internal.h"
 
+/* The type letter of @p: k, r, or j as the kernels that had jprobes said. */
+static char kprobes_type(struct kprobe *p)
+{
+	if (kprobe_is_return(p))
+		return 'r';
+	return kprobe_is_jprobe(p) ? 'j' : 'k';
+}
+
+/* One word for the stats file: how @p of @s is hit, if at all. */
+static const char *kprobes_state(struct kprobe_site *s, struct kprobe *p)
+{
+	if (kprobe_gone(p))
+		return "gone";
+	if (p->flags & KPROBE_FLAG_DISABLED)
+		return "disabled";
+	if (!(s->flags & KSITE_ARMED))
+		return "disarmed";
+	if (p->flags & KPROBE_FLAG_OPTIMIZED)
+		return "optimized";
+	return kprobe_ftrace(p) ? "ftrace" : "breakpoint";
+}
+
+/* The list file's annotations of @p, and its end of line. */
+static void kprobes_list_flags(struct seq_file *m, struct kprobe *p)
+{
+	if (kprobe_gone(p))
+		seq_puts(m, "  [GONE]");
+	else if (p->flags & KPROBE_FLAG_DISABLED)
+		seq_puts(m, "  [DISABLED]");
+	if (p->flags & KPROBE_FLAG_OPTIMIZED)
+		seq_puts(m, "  [OPTIMIZED]");
+	if (kprobe_ftrace(p))
+		seq_puts(m, "  [FTRACE]");
+	seq_putc(m, '\n');
+}
+
+/*
+ * A line of the list file or, with @stats, of the stats file: the same
+ * start, then annotations or state and counts.
+ */
 static void kprobes_list_one(struct seq_file *m, struct kprobe_site *s,
-			     struct kprobe *p, bool show)
+			     struct kprobe *p, bool show, bool stats)
 {
 	char name[KSYM_NAME_LEN];
 	unsigned long size, off;
@@ -30,22 +70,27 @@ static void kprobes_list_one(struct seq_file *m, struct kprobe_site *s,
 		off = p->symbol_name ? p->offset : 0;
 	}
 	seq_printf(m, "%016lx  %c  %s+0x%lx",
-		   show ? (unsigned long)p->addr : 0UL,
-		   kprobe_is_return(p) ? 'r' : 'k', sym, off);
+		   show ? (unsigned long)p->addr : 0UL, kprobes_type(p), sym, off);
 	if (modname)
 		seq_printf(m, "  [%s]", modname);
-	if (kprobe_gone(p))
-		seq_puts(m, "  [GONE]");
-	else if (p->flags & KPROBE_FLAG_DISABLED)
-		seq_puts(m, "  [DISABLED]");
-	if (p->flags & KPROBE_FLAG_OPTIMIZED)
-		seq_puts(m, "  [OPTIMIZED]");
-	if (kprobe_ftrace(p))
-		seq_puts(m, "  [FTRACE]");
+	if (!stats) {
+		kprobes_list_flags(m, p);
+		return;
+	}
+	seq_printf(m, "  %s  hits=%lu  missed=%lu", kprobes_state(s, p),
+		   kprobe_hits(p), p->nmissed);
+	if (kprobe_is_return(p)) {
+		struct kretprobe *rp = container_of(p, struct kretprobe, kp);
+		struct kretprobe_pool_info info;
+
+		kretprobe_pool_info(rp, &info);
+		seq_printf(m, "  return_missed=%d  inuse=%u  pool=%u",
+			   rp->nmissed, info.out, info.nr);
+	}
 	seq_putc(m, '\n');
 }
 
-static int kprobes_list_show(struct seq_file *m, void *v)
+static void kprobes_list_all(struct seq_file *m, bool stats)
 {
 	bool show = kallsyms_show_value(m->file->f_cred);
 	struct kprobe_site *s;
@@ -54,16 +99,33 @@ static int kprobes_list_show(struct seq_file *m, void *v)
 	mutex_lock(&kprobe_mutex);
 	for_each_kprobe_site(s) {
 		list_for_each_entry(p, &s->probes, list)
-			kprobes_list_one(m, s, p, show);
+			kprobes_list_one(m, s, p, show, stats);
 	}
 	list_for_each_entry(s, &kprobe_gone_sites, batch) {
 		list_for_each_entry(p, &s->probes, list)
-			kprobes_list_one(m, s, p, show);
+			kprobes_list_one(m, s, p, show, stats);
 	}
 	mutex_unlock(&kprobe_mutex);
+}
+
+static int kprobes_list_show(struct seq_file *m, void *v)
+{
+	kprobes_list_all(m, false);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kprobes_list);
+
+/*
+ * One line per probe: address, type, symbol+offset [module], state, and
+ * counts as name=value (return probes add the returns missed, the
+ * instances in use and the pool's size).
+ */
+static int kprobes_stats_show(struct seq_file *m, void *v)
+{
+	kprobes_list_all(m, true);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kprobes_stats);
 
 static int kprobes_blacklist_show(struct seq_file *m, void *v)
 {
@@ -121,6 +183,7 @@ static int __init kprobes_debugfs_init(void)
 	debugfs_create_file("list", 0400, dir, NULL, &kprobes_list_fops);
 	debugfs_create_file("enabled", 0600, dir, NULL, &kprobes_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &kprobes_blacklist_fops);
+	debugfs_create_file("stats", 0400, dir, NULL, &kprobes_stats_fops);
 	return 0;
 }
 late_initcall(kprobes_debugfs_init);

@@ -87,6 +87,7 @@ bool kprobe_site_armed_as(struct kprobe_site *s, bool want);
 int kprobe_sites_set_armed(struct list_head *batch, bool arm);
 void kprobe_sites_update(struct list_head *batch);
 void kprobe_sites_release(struct list_head *dead);
+void kprobe_site_free(struct kprobe_site *s);
 void kprobe_sites_release_later(struct list_head *dead);
 void kprobe_arm_sync_later(void);
 
@@ -152,5 +153,28 @@ static inline bool kprobe_is_return(struct kprobe *p)
 static inline void kretprobe_detach(struct kprobe *p) { }
 static inline void kretprobe_release(struct kprobe *p) { }
 #endif
+
+/* ---- compat.c: jprobes, fault_handler (CONFIG_KPROBES_COMPAT) ------ */
+#ifdef CONFIG_KPROBES_COMPAT
+bool kprobe_is_jprobe(struct kprobe *p);
+bool kprobe_wants_faults(struct kprobe *p);
+#else
+static inline bool kprobe_is_jprobe(struct kprobe *p)
+{
+	return false;
+}
+
+static inline bool kprobe_wants_faults(struct kprobe *p)
+{
+	return false;
+}
+#endif
+
+/* ---- stats.c: hit counts ---------------------------------------------- */
+int kprobe_site_hits_get(struct kprobe_site *s);
+void kprobe_site_hits_put(struct kprobe_site *s);
+unsigned long kprobe_site_hits(struct kprobe_site *s);
+unsigned long kprobe_hits(struct kprobe *p);
+void kprobe_hits_toggle(struct kprobe *p);
 
 #endif /* _KERNEL_KPROBES_INTERNAL_H */

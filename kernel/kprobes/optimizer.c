@@ -112,8 +112,8 @@ static bool kprobe_opt_region_busy(struct kprobe_site *s)
 static bool kprobe_opt_eligible(struct kprobe_site *s)
 {
 	return kprobes_optimize && (s->flags & KSITE_ARMED) &&
-	       !(s->flags & (KSITE_FTRACE | KSITE_POST | KSITE_GONE |
-			     KSITE_OPT_NEVER)) &&
+	       !(s->flags & (KSITE_FTRACE | KSITE_POST | KSITE_FAULT |
+			     KSITE_GONE | KSITE_OPT_NEVER)) &&
 	       !kprobe_opt_region_busy(s);
 }
 

@@ -216,7 +216,7 @@ static void kprobe_ool_free_fn(struct work_struct *work)
 		if (d->pool)
 			kprobe_slot_pool_free_now(d->pool, d->ptr);
 		else
-			kfree(d->ptr);
+			kprobe_site_free(d->ptr);
 		kfree(d);
 	}
 }
@@ -234,7 +234,7 @@ void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr)
 		if (pool)
 			kprobe_slot_pool_free_now(pool, ptr);
 		else
-			kfree(ptr);
+			kprobe_site_free(ptr);
 		return;
 	}
 	d->ptr = ptr;

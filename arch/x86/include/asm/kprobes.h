@@ -19,6 +19,12 @@
  */
 #define KPROBE_OPTINSN_SLOT_SIZE	64
 
+/*
+ * Words of stack arguments a jprobe handler gets copies of
+ * (CONFIG_KPROBES_COMPAT): those of functions with up to 14 arguments.
+ */
+#define KPROBE_JPROBE_STACK_WORDS	8
+
 #ifndef __ASSEMBLY__
 
 #include <linux/types.h>

@@ -14,11 +14,16 @@
 #include <asm/unwind_hints.h>
 
 /*
- * Store every general register, the flags (%rax is saved first, then
- * used), and the constant cs, ss and orig_ax.  sp and ip are the
- * caller's to fill.  Changes nothing in the flags before they are saved.
+ * Make room for a struct pt_regs that starts \below bytes under the stack
+ * pointer and fill it: every general register, the flags, and the
+ * constant cs, ss and orig_ax; sp and ip are the caller's to fill.  The
+ * flags are pushed straight into their place, and lea changes none of
+ * them before.  %rsp points at the pt_regs afterwards.
  */
-.macro KX_SAVE_REGS
+.macro KX_SAVE_REGS below
+	leaq	-(\below - EFLAGS - 8)(%rsp), %rsp
+	pushfq
+	leaq	-EFLAGS(%rsp), %rsp
 	movq	%rdi, RDI(%rsp)
 	movq	%rsi, RSI(%rsp)
 	movq	%rdx, RDX(%rsp)
@@ -34,9 +39,6 @@
 	movq	%r13, R13(%rsp)
 	movq	%r14, R14(%rsp)
 	movq	%r15, R15(%rsp)
-	pushfq
-	popq	%rax
-	movq	%rax, EFLAGS(%rsp)
 	movq	$__KERNEL_CS, CS(%rsp)
 	movq	$__KERNEL_DS, SS(%rsp)
 	movq	$-1, ORIG_RAX(%rsp)
@@ -65,15 +67,13 @@
  * For code reached by a call from a slot (opt_entry.S, step_entry.S):
  * below our return address, make room for a pt_regs and fill it, sp being
  * the probed context's (just above the return address).  ip is left to
- * the caller; %rax is free afterwards.  Nothing may change the flags
- * before they are saved, hence lea.  The probed instruction may sit
+ * the caller; %rax is free afterwards.  The probed instruction may sit
  * between stac and clac (a user access): handlers must not run with user
  * memory open, so AC is cleared once saved; the flags are put back whole
  * on the way out.
  */
 .macro KX_ENTER_FROM_SLOT
-	leaq	-PTREGS_SIZE(%rsp), %rsp
-	KX_SAVE_REGS
+	KX_SAVE_REGS PTREGS_SIZE
 	ASM_CLAC
 	leaq	PTREGS_SIZE + 8(%rsp), %rax
 	movq	%rax, RSP(%rsp)

@@ -56,6 +56,15 @@ static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 void kx_step_entry(void);
 void kx_step_done(struct pt_regs *regs);
 
+/* jprobe_call.S (CONFIG_KPROBES_COMPAT) */
+void kx_jprobe_call(void *entry, struct pt_regs *regs,
+		    const unsigned long *stack);
+
+/* breakpoint.c: a frame of this CPU's hit stack for other hit paths. */
+struct kx_frame;
+struct kx_frame *kx_frame_enter(struct kprobe_site *s);
+void kx_frame_leave(struct kx_frame *f);
+
 /* Shared by breakpoint.c and detour.c. */
 struct insn;
 struct kx_overlay {

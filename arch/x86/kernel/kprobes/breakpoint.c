@@ -96,12 +96,14 @@ enum {
 	KX_FRAME_FREE,		/* not in use (also what a stale frame reads as) */
 	KX_FRAME_BUSY,		/* handlers or emulation running for this hit */
 	KX_FRAME_STEPPING,	/* the out-of-line copy is executing */
+	KX_FRAME_FAULT,		/* a fault_handler runs (CONFIG_KPROBES_COMPAT) */
 };
 
 struct kx_frame {
 	struct kprobe_site	*site;
 	struct kprobe		*prev;		/* current_kprobe before the hit */
 	unsigned long		if_flag;	/* X86_EFLAGS_IF of the probed context */
+	unsigned int		ctx;		/* irq_count() of the handlers */
 	u8			phase;
 	bool			missed;		/* a re-entry: no handlers */
 };
@@ -135,6 +137,7 @@ static nokprobe_inline struct kx_frame *kx_push(struct kx_cpu *c,
 	f->prev = prev;
 	f->missed = missed;
 	f->if_flag = 0;
+	f->ctx = irq_count();
 	barrier();
 	f->phase = KX_FRAME_BUSY;
 	return f;
@@ -152,6 +155,26 @@ static nokprobe_inline struct kx_frame *kx_top(struct kx_cpu *c)
 {
 	return c->depth ? &c->frame[c->depth - 1] : NULL;
 }
+
+/*
+ * A frame around handlers run from elsewhere than the trap (the ftrace
+ * path of a KSITE_FAULT site), so that kprobe_fault_handler() knows
+ * their faults.  NULL when the stack is full: then it will not.
+ */
+struct kx_frame *kx_frame_enter(struct kprobe_site *s)
+{
+	return kx_push(this_cpu_ptr(&kx_cpu), s, kprobe_running(), false);
+}
+
+NOKPROBE_SYMBOL(kx_frame_enter);
+
+void kx_frame_leave(struct kx_frame *f)
+{
+	if (f)
+		kx_pop(this_cpu_ptr(&kx_cpu), f);
+}
+
+NOKPROBE_SYMBOL(kx_frame_leave);
 
 /* The return address of the call that ends the tracked copy of @s. */
 static nokprobe_inline unsigned long kx_step_end(struct kprobe_site *s)
@@ -1213,6 +1236,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		kprobe_site_missed(s);
 		return kx_run_unframed(s, regs);
 	}
+	kprobe_site_hit(s);
 
 	/*
 	 * current_kprobe must stay non-NULL until the hit is over: that is
@@ -1250,7 +1274,8 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
-	if (s->arch.boost_ip && !(READ_ONCE(s->flags) & KSITE_POST)) {
+	if (s->arch.boost_ip &&
+	    !(READ_ONCE(s->flags) & (KSITE_POST | KSITE_FAULT))) {
 		kx_pop(c, f);
 		regs->ip = s->arch.boost_ip;
 		return 1;
@@ -1304,6 +1329,7 @@ int kprobe_int3_handler(struct pt_regs *regs)
 		   !(READ_ONCE(s->flags) &
 		     (KSITE_POST | KSITE_OPT_READY | KSITE_ARCH_SLOW)))) {
 		ip = s->arch.boost_ip;
+		kprobe_site_hit(s);
 		__this_cpu_write(current_kprobe, p);
 		if (p->pre_handler(p, regs))
 			ip = regs->ip;	/* redirected: the instruction is skipped */
@@ -1316,21 +1342,70 @@ int kprobe_int3_handler(struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kprobe_int3_handler);
 
+/*
+ * A fault in the tracked copy of @f's step: put the context back on the
+ * original instruction, as if the probe were not there, let the site's
+ * fault_handlers (if any) deal with it there, and forget the step.
+ * Otherwise whatever fixup the original instruction has applies.  The
+ * page-fault path consults us before its own fixups, so returning 0 is
+ * enough there; the #GP path has already tried the exception table,
+ * against the copy's address, so we try it again for the original one.
+ */
+static int kx_step_fault(struct kx_cpu *c, struct kx_frame *f,
+			 struct pt_regs *regs, int trapnr)
+{
+	struct kprobe_site *s = f->site;
+	int handled = 0;
+
+	regs->ip = (unsigned long)s->addr;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
+	if (!f->missed && (READ_ONCE(s->flags) & KSITE_FAULT)) {
+		f->phase = KX_FRAME_FAULT;
+		handled = kprobe_site_fault(s, regs, trapnr);
+	}
+	kx_pop(c, f);
+	if (handled)
+		return 1;
+	if (trapnr == X86_TRAP_GP)
+		return fixup_exception(regs, trapnr, current->thread.error_code, 0);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kx_step_fault);
+
+/*
+ * A fault while @f's handlers run.  It is theirs only if it comes at the
+ * interrupt nesting they run at: an NMI (or, on the ftrace path, an
+ * interrupt) that came in the middle and faults is none of their
+ * business.  A fault in the fault_handler itself is left alone.
+ */
+static int kx_handler_fault(struct kx_frame *f, struct pt_regs *regs,
+			    int trapnr)
+{
+	int handled;
+
+	if (f->missed || f->ctx != irq_count() ||
+	    !(READ_ONCE(f->site->flags) & KSITE_FAULT))
+		return 0;
+	f->phase = KX_FRAME_FAULT;
+	handled = kprobe_fault_notify(kprobe_running(), regs, trapnr);
+	f->phase = KX_FRAME_BUSY;
+	return handled;
+}
+
+NOKPROBE_SYMBOL(kx_handler_fault);
+
 /**
  * kprobe_fault_handler - a fault while this CPU runs a probe
  * @regs: the faulting context
  * @trapnr: X86_TRAP_PF or X86_TRAP_GP
  *
- * If the fault comes from the out-of-line copy of the step in flight, put
- * the context back on the original instruction, as if the probe were not
- * there, and forget the step: whatever fixup the original instruction has
- * applies.  The page-fault path consults us before its own fixups, so
- * returning 0 is enough there; the #GP path has already tried the
- * exception table, against the copy's address, so we try it again for the
- * original one.  Faults anywhere else (in a handler, or in an NMI that
- * came during the step) are left alone.
+ * Two faults are ours: one in the out-of-line copy of the step in flight
+ * (kx_step_fault()), and, for sites with a fault_handler, one in the
+ * handlers of the hit in progress (kx_handler_fault()).  Faults anywhere
+ * else (in an NMI that came during the step, say) are left alone.
  *
- * Return: 1 only if the fault was fixed here.
+ * Return: 1 only if the fault was dealt with here.
  */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
@@ -1338,20 +1413,17 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 	struct kx_frame *f = kx_top(c);
 	unsigned long copy;
 
-	if (user_mode(regs) || !f || f->phase != KX_FRAME_STEPPING)
+	if (user_mode(regs) || !f)
+		return 0;
+	if (f->phase == KX_FRAME_BUSY)
+		return kx_handler_fault(f, regs, trapnr);
+	if (f->phase != KX_FRAME_STEPPING)
 		return 0;
 
 	copy = (unsigned long)f->site->arch.slot + KX_TRAP_COPY;
 	if (regs->ip < copy || regs->ip >= copy + f->site->arch.len)
 		return 0;
-
-	regs->ip = (unsigned long)f->site->addr;
-	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
-	kx_pop(c, f);
-
-	if (trapnr == X86_TRAP_GP)
-		return fixup_exception(regs, trapnr, current->thread.error_code, 0);
-	return 0;
+	return kx_step_fault(c, f, regs, trapnr);
 }
 
 NOKPROBE_SYMBOL(kprobe_fault_handler);

@@ -82,6 +82,7 @@ static noinline void kx_opt_slow(struct kprobe_site *s, struct pt_regs *regs)
 		kprobe_site_missed(s);
 		return;
 	}
+	kprobe_site_hit(s);
 	/* A redirection cannot be honoured here: it is ignored. */
 	kprobe_site_pre(s, regs);
 	__this_cpu_write(current_kprobe, NULL);
@@ -106,6 +107,7 @@ void kx_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 	preempt_disable_notrace();
 	p = kprobe_site_solo(s);
 	if (likely(p && !kprobe_running())) {
+		kprobe_site_hit(s);
 		__this_cpu_write(current_kprobe, p);
 		/* A redirection cannot be honoured here: it is ignored. */
 		p->pre_handler(p, regs);

@@ -51,11 +51,16 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 				    struct pt_regs *regs)
 {
 	unsigned long orig = regs->ip;
+	struct kx_frame *f = NULL;
 
 	if (kprobe_running()) {
 		kprobe_site_missed(s);
 		return;
 	}
+	kprobe_site_hit(s);
+	/* A fault_handler must know a fault in the handlers for theirs. */
+	if (READ_ONCE(s->flags) & KSITE_FAULT)
+		f = kx_frame_enter(s);
 	/*
 	 * kprobe_site_pre() points current_kprobe at each probe before its
 	 * handler runs.  Nothing here needs it set before that: there is no
@@ -74,6 +79,7 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 		regs->ip = orig;
 	}
 	__this_cpu_write(current_kprobe, NULL);
+	kx_frame_leave(f);
 }
 
 NOKPROBE_SYMBOL(kx_ftrace_slow);
@@ -94,6 +100,7 @@ static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
 	next = rcu_dereference_raw(list_next_rcu(&p->list));
 	if (unlikely(next == &s->probes))
 		return false;
+	kprobe_site_hit(s);
 	q = list_entry(next, struct kprobe, list);
 	/* q->addr is the site's address, that is ftrace's ip */
 	regs->ip = (unsigned long)q->addr + INT3_INSN_SIZE;
@@ -196,6 +203,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			goto slow;
 		goto done;
 	}
+	kprobe_site_hit(s);
 	regs->ip = ip + INT3_INSN_SIZE;
 	__this_cpu_write(current_kprobe, p);
 	if (p->pre_handler(p, regs)) {

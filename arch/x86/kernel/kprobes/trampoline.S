@@ -40,9 +40,7 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	 */
 	UNWIND_HINT type=UNWIND_HINT_TYPE_CALL sp_reg=ORC_REG_SP sp_offset=0
 	ANNOTATE_NOENDBR
-	leaq	-(PTREGS_SIZE + 8)(%rsp), %rsp
-
-	KX_SAVE_REGS
+	KX_SAVE_REGS (PTREGS_SIZE + 8)
 	/*
 	 * A few functions are called inside user access regions (stac ...
 	 * clac), rep_movs_alternative for one: the handlers must not run

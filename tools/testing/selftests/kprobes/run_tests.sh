@@ -22,7 +22,7 @@ KPROBES_FTRACE_KILL=1
 
 all=
 for area in registration debugfs modules events optimization kretprobe \
-	stress; do
+	stress compat; do
 	. ./kprobes_$area.sh
 	all="$all $AREA_CASES"
 done

@@ -146,6 +146,28 @@ int kpt_gate_inside(void);
  */
 int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
+
+/*
+ * Eight arguments, the last two on the stack: both return
+ * a1 + 2 * a2 + ... + 8 * a8.  kpt_eight() is C (its entry is an ftrace
+ * site), kpt_eight_asm() has no fentry call (its entry is a breakpoint
+ * site).  kpt_eight_call() calls @fn with a1 = @base, a2 = @base + 1, ...
+ * and is the probed functions' caller in stack traces.
+ */
+typedef long (*kpt_eight_fn)(long, long, long, long, long, long, long, long);
+long kpt_eight(long a1, long a2, long a3, long a4, long a5, long a6, long a7,
+	       long a8);
+long kpt_eight_asm(long a1, long a2, long a3, long a4, long a5, long a6,
+		   long a7, long a8);
+long kpt_eight_call(kpt_eight_fn fn, long base);
+
+/*
+ * The line of debugfs kprobes/@file (list or stats) for the probe of type
+ * @type ('k', 'r', 'j') at @addr, copied to @out: 0, -ENOENT when there
+ * is none, -ENODEV when there is no such file, or the errno of reading it.
+ */
+int kpt_kprobes_line(const char *file, unsigned long addr, char type,
+		     char *out, size_t len);
 int kpt_asm_sub(int x);
 
 enum kpt_label {

@@ -61,6 +61,28 @@ SYM_INNER_LABEL(kpt_asm_load_insn, SYM_L_GLOBAL)
 SYM_FUNC_END(kpt_asm_load)
 EXPORT_SYMBOL_GPL(kpt_asm_load)
 
+/*
+ * long kpt_eight_asm(a1, ..., a8): a1 + 2 * a2 + ... + 8 * a8, with a7
+ * and a8 read from the stack above the return address.
+ */
+SYM_FUNC_START(kpt_eight_asm)
+	movq	%rdi, %rax
+	leaq	(%rax,%rsi,2), %rax
+	leaq	(%rdx,%rdx,2), %r10
+	addq	%r10, %rax
+	leaq	(%rax,%rcx,4), %rax
+	leaq	(%r8,%r8,4), %r10
+	addq	%r10, %rax
+	imulq	$6, %r9, %r10
+	addq	%r10, %rax
+	imulq	$7, 8(%rsp), %r10
+	addq	%r10, %rax
+	movq	16(%rsp), %r10
+	leaq	(%rax,%r10,8), %rax
+	RET
+SYM_FUNC_END(kpt_eight_asm)
+EXPORT_SYMBOL_GPL(kpt_eight_asm)
+
 /* ---------------------------------------------------------------------
  * Boundary-walk target: u32 kpt_bnd_asm(u32 x, int lane), see
  * kprobes_target.h.  Every instruction of it is written as "KPB insn",

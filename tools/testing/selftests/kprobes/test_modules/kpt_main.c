@@ -577,6 +577,69 @@ int kpt_optimization_set(int on)
 }
 EXPORT_SYMBOL_GPL(kpt_optimization_set);
 
+__used noinline long kpt_eight(long a1, long a2, long a3, long a4,
+			       long a5, long a6, long a7, long a8)
+{
+	return a1 + 2 * a2 + 3 * a3 + 4 * a4 + 5 * a5 + 6 * a6 + 7 * a7 +
+	       8 * a8;
+}
+EXPORT_SYMBOL_GPL(kpt_eight);
+
+__used noinline long kpt_eight_call(kpt_eight_fn fn, long base)
+{
+	long ret = fn(base, base + 1, base + 2, base + 3, base + 4, base + 5,
+		      base + 6, base + 7);
+
+	/* Not a tail call: this frame stays on the stack during fn. */
+	barrier();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kpt_eight_call);
+
+#define KPT_FILE_MAX	(256 << 10)
+
+int kpt_kprobes_line(const char *file, unsigned long addr, char type,
+		     char *out, size_t len)
+{
+	char path[64], key[24], *buf, *line, *nl;
+	ssize_t n, have = 0;
+	loff_t pos = 0;
+	struct file *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kprobes/%s", file);
+	snprintf(key, sizeof(key), "%016lx  %c  ", addr, type);
+	buf = kvmalloc(KPT_FILE_MAX + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f)) {
+		kvfree(buf);
+		return PTR_ERR(f) == -ENOENT ? -ENODEV : PTR_ERR(f);
+	}
+	while (have < KPT_FILE_MAX) {
+		n = kpt_seq_read(f, buf + have, KPT_FILE_MAX - have, &pos);
+		if (n <= 0)
+			break;
+		have += n;
+	}
+	filp_close(f, NULL);
+	buf[have] = '\0';
+	for (line = buf; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (str_has_prefix(line, key)) {
+			strscpy(out, line, len);
+			ret = 0;
+			break;
+		}
+	}
+	kvfree(buf);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kpt_kprobes_line);
+
 bool kpt_within_target(unsigned long addr)
 {
 	return within_module(addr, THIS_MODULE);
