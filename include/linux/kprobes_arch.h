@@ -60,6 +60,7 @@ struct kprobe_site {
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
 	struct kprobe		*solo;	/* see kprobe_site_solo() */
 	struct kprobe		*duo;	/* see kprobe_site_duo() */
+	struct kprobe		*bp_solo;	/* see kprobe_site_bp_solo() */
 	kprobe_opcode_t		*addr;	/* the probed instruction */
 	unsigned long __percpu	*hits;	/* see kprobe_site_hit() */
 	struct kprobe_hits_block *hits_block;	/* the core's: where *hits lives */
@@ -283,6 +284,18 @@ static __always_inline struct kprobe_site *kprobe_site_find(unsigned long addr)
 static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
 {
 	return READ_ONCE(s->solo);
+}
+
+/*
+ * The breakpoint hit's shortcut: s->solo when nothing else makes a
+ * breakpoint hit on @s take the long way (a post_handler or a
+ * fault_handler, the way to or from jump optimization, the backend's
+ * KSITE_ARCH_SLOW), else NULL.  The core keeps it up to date with those
+ * flags, under kprobe_mutex, so that the hit tests one pointer.
+ */
+static __always_inline struct kprobe *kprobe_site_bp_solo(struct kprobe_site *s)
+{
+	return READ_ONCE(s->bp_solo);
 }
 
 /*

@@ -32,6 +32,14 @@ static bool kprobe_site_has_enabled(struct kprobe_site *s)
 	return false;
 }
 
+/* Recompute s->bp_solo from s->solo and the flags (kprobes_arch.h). */
+void kprobe_site_bp_solo_update(struct kprobe_site *s)
+{
+	WRITE_ONCE(s->bp_solo, s->flags & (KSITE_POST | KSITE_FAULT |
+					   KSITE_OPT_READY | KSITE_ARCH_SLOW) ?
+		   NULL : s->solo);
+}
+
 /*
  * Recompute KSITE_POST, KSITE_FAULT and the hit paths' shortcuts (s->solo,
  * s->duo); say whether the site should be armed.
@@ -72,6 +80,7 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
 		   solo : NULL);
 	WRITE_ONCE(s->duo, !faults && n == 2 && enabled == 2 && pres && !post ?
 		   duo : NULL);
+	kprobe_site_bp_solo_update(s);
 
 	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
 	       kprobe_site_has_enabled(s);

@@ -171,12 +171,6 @@ EXPORT_SYMBOL_GPL(jprobe_return);
 
 /* ---- fault_handler -------------------------------------------------- */
 
-/* Does @p want to hear of faults (arm.c: KSITE_FAULT)? */
-bool kprobe_wants_faults(struct kprobe *p)
-{
-	return p->fault_handler && !kprobe_is_return(p);
-}
-
 /**
  * kprobe_fault_notify() - a fault in a handler of @p
  * @p: the probe whose pre_handler or post_handler faulted (current_kprobe)

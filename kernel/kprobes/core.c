@@ -478,8 +478,10 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			continue;
 		}
 		list_del_rcu(&p->list);
-		if (READ_ONCE(s->solo) == p)
+		if (READ_ONCE(s->solo) == p) {
 			WRITE_ONCE(s->solo, NULL);
+			WRITE_ONCE(s->bp_solo, NULL);
+		}
 		WRITE_ONCE(s->duo, NULL);
 		if (kprobe_is_return(p))
 			kretprobe_detach(p);

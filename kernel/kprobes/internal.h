@@ -82,6 +82,7 @@ void kprobe_blacklist_add_module(struct module *mod);
 void kprobe_blacklist_remove_module(struct module *mod);
 
 /* ---- arm.c: arming and disarming in batches, releasing sites ------- */
+void kprobe_site_bp_solo_update(struct kprobe_site *s);
 bool kprobe_site_want_armed(struct kprobe_site *s);
 bool kprobe_site_armed_as(struct kprobe_site *s, bool want);
 int kprobe_sites_set_armed(struct list_head *batch, bool arm);
@@ -157,7 +158,12 @@ static inline void kretprobe_release(struct kprobe *p) { }
 /* ---- compat.c: jprobes, fault_handler (CONFIG_KPROBES_COMPAT) ------ */
 #ifdef CONFIG_KPROBES_COMPAT
 bool kprobe_is_jprobe(struct kprobe *p);
-bool kprobe_wants_faults(struct kprobe *p);
+
+/* Does @p want to hear of faults (arm.c: KSITE_FAULT)? */
+static inline bool kprobe_wants_faults(struct kprobe *p)
+{
+	return p->fault_handler && !kprobe_is_return(p);
+}
 #else
 static inline bool kprobe_is_jprobe(struct kprobe *p)
 {

@@ -84,11 +84,15 @@ static bool kprobe_opt_shown(struct kprobe_site *s)
 	return s->flags & KSITE_OPT_READY;
 }
 
-/* Probes show the site's state in KPROBE_FLAG_OPTIMIZED. */
+/*
+ * Probes show the site's state in KPROBE_FLAG_OPTIMIZED; breakpoint hits
+ * take their shortcut only while it is not KSITE_OPT_READY.
+ */
 static void kprobe_opt_mark(struct kprobe_site *s)
 {
 	struct kprobe *p;
 
+	kprobe_site_bp_solo_update(s);
 	list_for_each_entry(p, &s->probes, list) {
 		if (kprobe_opt_shown(s))
 			p->flags |= KPROBE_FLAG_OPTIMIZED;

@@ -8,32 +8,39 @@
  * time the probe was enabled: struct kprobe keeps a mark, updated under
  * kprobe_mutex when the probe is registered, enabled or disabled.
  *
- * Counters come in per-CPU blocks of BITS_PER_LONG, so that registering
- * many probes costs one per-CPU allocation per block rather than one per
- * site.  A site gives its counter back after the grace period that ends
- * its hits (from an RCU callback, hence a spinlock); one empty block is
- * kept for the next sites.
+ * Counters come in per-CPU blocks, each twice the size of the one before
+ * (64 counters, then 128, ... up to 4096): registering many probes costs
+ * a few per-CPU allocations, not one per site, and a few probes cost a
+ * few hundred bytes per CPU.  A site gives its counter back after the
+ * grace period that ends its hits (from an RCU callback, hence a
+ * spinlock); an empty block is freed unless it is the only one with room.
  */
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/bitmap.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
 #include "internal.h"
 
-#define KPROBE_HITS_PER_BLOCK	BITS_PER_LONG
+#define KPROBE_HITS_FIRST	64
+#define KPROBE_HITS_MAX		4096
 
 struct kprobe_hits_block {
 	struct list_head	list;	/* on kprobe_hits_free or _full */
-	unsigned long __percpu	*count;	/* KPROBE_HITS_PER_BLOCK of them */
-	unsigned long		used;	/* one bit per counter */
+	unsigned long __percpu	*count;	/* @size counters */
+	unsigned int		size;
+	unsigned int		used;	/* counters taken */
+	unsigned int		hint;	/* no free counter below it */
+	unsigned long		map[];	/* one bit per counter */
 };
 
 static DEFINE_SPINLOCK(kprobe_hits_lock);
 static LIST_HEAD(kprobe_hits_free);	/* blocks with a counter to spare */
 static LIST_HEAD(kprobe_hits_full);
+static unsigned int kprobe_hits_next = KPROBE_HITS_FIRST;
 
 /* Take a counter of a block on kprobe_hits_free; kprobe_hits_lock held. */
 static void kprobe_hits_take(struct kprobe_site *s)
@@ -43,14 +50,32 @@ static void kprobe_hits_take(struct kprobe_site *s)
 	int cpu;
 
 	b = list_first_entry(&kprobe_hits_free, struct kprobe_hits_block, list);
-	i = ffz(b->used);
-	b->used |= BIT(i);
-	if (!~b->used)
+	i = find_next_zero_bit(b->map, b->size, b->hint);
+	__set_bit(i, b->map);
+	b->hint = i + 1;
+	if (++b->used == b->size)
 		list_move(&b->list, &kprobe_hits_full);
 	for_each_possible_cpu(cpu)
 		per_cpu(b->count[i], cpu) = 0;
 	s->hits = b->count + i;
 	s->hits_block = b;
+}
+
+static struct kprobe_hits_block *kprobe_hits_block_new(unsigned int size)
+{
+	struct kprobe_hits_block *b;
+
+	b = kzalloc(struct_size(b, map, BITS_TO_LONGS(size)), GFP_KERNEL);
+	if (!b)
+		return NULL;
+	b->count = __alloc_percpu(size * sizeof(unsigned long),
+				  sizeof(unsigned long));
+	if (!b->count) {
+		kfree(b);
+		return NULL;
+	}
+	b->size = size;
+	return b;
 }
 
 /**
@@ -62,22 +87,19 @@ static void kprobe_hits_take(struct kprobe_site *s)
  */
 int kprobe_site_hits_get(struct kprobe_site *s)
 {
-	struct kprobe_hits_block *b = NULL;
+	struct kprobe_hits_block *b;
+	unsigned int size;
 
 	spin_lock_irq(&kprobe_hits_lock);
 	if (list_empty(&kprobe_hits_free)) {
+		size = kprobe_hits_next;
 		spin_unlock_irq(&kprobe_hits_lock);
-		b = kzalloc(sizeof(*b), GFP_KERNEL);
-		if (b)
-			b->count = __alloc_percpu(KPROBE_HITS_PER_BLOCK *
-						  sizeof(unsigned long),
-						  sizeof(unsigned long));
-		if (!b || !b->count) {
-			kfree(b);
+		b = kprobe_hits_block_new(size);
+		if (!b)
 			return -ENOMEM;
-		}
 		spin_lock_irq(&kprobe_hits_lock);
 		list_add(&b->list, &kprobe_hits_free);
+		kprobe_hits_next = min(2 * size, KPROBE_HITS_MAX);
 	}
 	kprobe_hits_take(s);
 	spin_unlock_irq(&kprobe_hits_lock);
@@ -92,24 +114,22 @@ int kprobe_site_hits_get(struct kprobe_site *s)
  */
 void kprobe_site_hits_put(struct kprobe_site *s)
 {
-	struct kprobe_hits_block *b = s->hits_block, *other, *dead = NULL;
+	struct kprobe_hits_block *b = s->hits_block, *dead = NULL;
+	unsigned int i;
 	unsigned long flags;
 
 	if (!b)
 		return;
+	i = s->hits - b->count;
 	spin_lock_irqsave(&kprobe_hits_lock, flags);
-	if (!~b->used)
+	__clear_bit(i, b->map);
+	b->hint = min(b->hint, i);
+	if (b->used-- == b->size)
 		list_move(&b->list, &kprobe_hits_free);
-	b->used &= ~BIT(s->hits - b->count);
-	/* Keep one empty block, not two. */
-	if (!b->used) {
-		list_for_each_entry(other, &kprobe_hits_free, list) {
-			if (other != b && !other->used) {
-				list_del(&b->list);
-				dead = b;
-				break;
-			}
-		}
+	/* An empty block goes, unless no other block has room. */
+	if (!b->used && !list_is_singular(&kprobe_hits_free)) {
+		list_del(&b->list);
+		dead = b;
 	}
 	spin_unlock_irqrestore(&kprobe_hits_lock, flags);
 	s->hits = NULL;

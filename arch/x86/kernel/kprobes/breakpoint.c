@@ -1315,19 +1315,18 @@ int kprobe_int3_handler(struct pt_regs *regs)
 	 * also rules out a hit inside a step or a handler), one enabled
 	 * probe, no post_handler, an instruction that runs from the slot and
 	 * jumps back by itself, a site not on its way to or from jump
-	 * optimization.  No frame: nothing is tracked once the handler has
-	 * returned.  KSITE_POST and s->solo change together, under
-	 * kprobe_mutex; either state read here is one that a hit may see.
+	 * optimization: kprobe_site_bp_solo() says all that in one pointer,
+	 * which the core updates with the flags under kprobe_mutex; either
+	 * state read here is one that a hit may see.  No frame: nothing is
+	 * tracked once the handler has returned.
 	 * A user-mode int3 finds no site (sites are kernel addresses) and
 	 * is turned away by kx_int3_slow().
 	 */
 	s = kprobe_site_find(addr);
 	if (unlikely(!s))
 		return kx_int3_slow(regs, addr, NULL);
-	p = kprobe_site_solo(s);
-	if (likely(p && !kprobe_running() &&
-		   !(READ_ONCE(s->flags) &
-		     (KSITE_POST | KSITE_OPT_READY | KSITE_ARCH_SLOW)))) {
+	p = kprobe_site_bp_solo(s);
+	if (likely(p && !kprobe_running())) {
 		ip = s->arch.boost_ip;
 		kprobe_site_hit(s);
 		__this_cpu_write(current_kprobe, p);
