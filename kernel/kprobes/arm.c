@@ -133,12 +133,14 @@ bool kprobe_site_armed_as(struct kprobe_site *s, bool want)
  */
 int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 {
+	unsigned int nbp = 0, nftrace = 0;
 	struct kprobe_site *s;
-	unsigned int nbp = 0;
 	int ret;
 
 	list_for_each_entry(s, batch, batch) {
-		if (!!(s->flags & KSITE_ARMED) != arm && !(s->flags & KSITE_FTRACE))
+		if (s->flags & KSITE_FTRACE)
+			nftrace++;
+		else if (!!(s->flags & KSITE_ARMED) != arm)
 			nbp++;
 	}
 	if (nbp) {
@@ -156,6 +158,8 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
 	}
+	if (!nftrace)
+		return 0;
 	ret = kprobe_ftrace_sites_set_armed(batch, arm);
 	kprobe_ftrace_sites_bp_settle(batch);
 	return ret;

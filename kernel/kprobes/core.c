@@ -483,11 +483,12 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			WRITE_ONCE(s->bp_solo, NULL);
 		}
 		WRITE_ONCE(s->duo, NULL);
-		if (kprobe_is_return(p))
-			kretprobe_detach(p);
 		/* Handlers that may run with interrupts on: see below. */
-		if (kprobe_is_return(p) ||
-		    (s->flags & (KSITE_FTRACE | KSITE_OPT_JUMPED)))
+		if (kprobe_is_return(p)) {
+			kretprobe_detach(p);
+			grace = true;
+		}
+		if (s->flags & (KSITE_FTRACE | KSITE_OPT_JUMPED))
 			grace = true;
 		if (s->flags & KSITE_GONE) {
 			/* unarmed and off the hash already; s->batch is on the gone list */

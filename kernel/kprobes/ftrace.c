@@ -185,10 +185,6 @@ void kprobe_ftrace_lazy_flush(void)
 }
 
 /* Is @s carried by the ftrace_ops that claims IPMODIFY? */
-bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
-{
-	return s->fops == &kprobe_ftrace_ops[1].ops;
-}
 
 /* The ftrace_ops an armed ftrace site is in (0 or 1), -1 when disarmed. */
 static int kprobe_ftrace_site_at(struct kprobe_site *s)

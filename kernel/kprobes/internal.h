@@ -53,6 +53,16 @@ static inline void kprobe_batch_clear(struct list_head *batch)
 		list_del_init(batch->next);
 }
 
+/* The pre_handler of every kretprobe (kretprobe.c). */
+int kretprobe_enter(struct kprobe *p, struct pt_regs *regs);
+
+/* Is @p the kprobe of a kretprobe? */
+static inline bool kprobe_is_return(struct kprobe *p)
+{
+	return IS_ENABLED(CONFIG_KRETPROBES) &&
+	       p->pre_handler == kretprobe_enter;
+}
+
 /* ---- core.c: sites, registration, enable/disable, going text ----- */
 extern struct mutex kprobe_mutex;
 extern bool kprobes_all_disarmed;
@@ -103,7 +113,12 @@ void kprobe_reserved_remove_module(struct module *mod);
 
 /* ---- ftrace.c: sites carried by ftrace (CONFIG_KPROBES_ON_FTRACE) -- */
 #ifdef CONFIG_KPROBES_ON_FTRACE
-bool kprobe_ftrace_site_ipmod(struct kprobe_site *s);
+/* Is ftrace site @s in the ops that may change regs->ip? */
+static inline bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
+{
+	return s->fops && (s->fops->flags & FTRACE_OPS_FL_IPMODIFY);
+}
+
 void kprobe_ftrace_lazy_flush(void);
 void kprobe_ftrace_sites_bp_settle(struct list_head *batch);
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm);
@@ -142,15 +157,9 @@ static inline void kprobe_opt_forget(struct kprobe_site *s) { }
 
 /* ---- kretprobe.c: return probes (CONFIG_KRETPROBES) ---------------- */
 #ifdef CONFIG_KRETPROBES
-bool kprobe_is_return(struct kprobe *p);
 void kretprobe_detach(struct kprobe *p);
 void kretprobe_release(struct kprobe *p);
 #else
-static inline bool kprobe_is_return(struct kprobe *p)
-{
-	return false;
-}
-
 static inline void kretprobe_detach(struct kprobe *p) { }
 static inline void kretprobe_release(struct kprobe *p) { }
 #endif

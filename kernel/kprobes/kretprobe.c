@@ -22,13 +22,6 @@
 #include "internal.h"
 #include "kretprobe_pool.h"
 
-static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs);
-
-bool kprobe_is_return(struct kprobe *p)
-{
-	return p->pre_handler == kretprobe_enter;
-}
-
 /* Unregistering, before the grace period: no return handler after it. */
 void kretprobe_detach(struct kprobe *p)
 {
@@ -109,7 +102,7 @@ NOKPROBE_SYMBOL(kretprobe_enter_slow);
  * The pre_handler of every kretprobe (hit path: no ftrace call either).
  * Its common case calls nothing but tail calls, so it saves no register.
  */
-static notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
+notrace int kretprobe_enter(struct kprobe *p, struct pt_regs *regs)
 {
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_instance *ri = kretprobe_pool_get_cached(rp->pool);
