@@ -242,7 +242,9 @@ def read_expect(path):
     REASON), "LABELS | fail | STREAM:NAME | REASON" (that case fails on
     this tree, for REASON: a deliberate difference, which must show) or
     "LABELS | may-fail | STREAM:NAME | REASON" (a difference that shows in
-    some runs only: a failure is expected, a pass is no news);
+    some runs only: a failure is expected, a pass is no news) or
+    "LABELS | absent | STREAM:NAME | REASON" (this tree has no such thing:
+    the needs it matches are dropped, and a result of that name is red);
     LABELS is a comma-separated list of boot labels (globs), and NAME may
     be a glob too.  "include FILE" reads FILE's rows too (a path relative
     to this file's directory).  '#' starts a comment.
@@ -258,12 +260,13 @@ def read_expect(path):
                                                  line.split()[1]))
                 continue
             fields = [x.strip() for x in line.split('|')]
-            if len(fields) < 3 or fields[1] not in ('need', 'skip', 'fail', 'may-fail') or \
+            if len(fields) < 3 or \
+                    fields[1] not in ('need', 'skip', 'fail', 'may-fail', 'absent') or \
                     ':' not in fields[2] or \
                     (fields[1] != 'need') != (len(fields) == 4):
                 raise SystemExit('%s:%d: not "LABELS | need | STREAM:NAME" or '
-                                 '"LABELS | skip|fail|may-fail | STREAM:NAME | REASON"'
-                                 % (path, n))
+                                 '"LABELS | skip|fail|may-fail|absent | STREAM:NAME | '
+                                 'REASON"' % (path, n))
             stream, _, name = fields[2].partition(':')
             rows.append((fields[0].split(','), fields[1], stream, name,
                          fields[3] if len(fields) == 4 else ''))
@@ -278,8 +281,17 @@ def check_expect(rows, label, tag, cases, seen):
     """Needed results that are not there, skips nobody declared."""
     problems = []
     mine = [r for r in rows if applies(r[0], label)]
+    absent = [r for r in mine if r[1] == 'absent']
+    for _, _, stream, name, reason in absent:
+        there = [n for n in seen[stream] if fnmatch.fnmatchcase(n, name)]
+        if there:
+            problems.append((tag + '%s: %s ran, but the expectation file says '
+                             'this tree has none: %s' % (stream, there[0], reason),
+                             []))
     for _, kind, stream, name, _ in mine:
         if kind != 'need':
+            continue
+        if any(r[2] == stream and fnmatch.fnmatchcase(name, r[3]) for r in absent):
             continue
         if not any(fnmatch.fnmatchcase(n, name) for n in seen[stream]):
             problems.append((tag + '%s: %s did not run (the expectation file '

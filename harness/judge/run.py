@@ -41,6 +41,13 @@ XFAIL.write('include %s\ntest | fail | suite:samples | a listed difference\n'
             % os.path.abspath(EXPECT))
 XFAIL.close()
 
+# One that says this tree has no kprobes_compat suite (as
+# harness/expected-upstream says of our own suites), while it ran.
+ABSENT = tempfile.NamedTemporaryFile('w', suffix='-expected', delete=False)
+ABSENT.write('include %s\ntest | absent | kunit:kprobes_compat* | not in this tree\n'
+             % os.path.abspath(EXPECT))
+ABSENT.close()
+
 
 def ktap(boots, extra=(), status=None):
     """Run ktap.py on {label: (console, output)}; (exit status, output).
@@ -213,6 +220,13 @@ CHECKS = [
     ('a listed difference that did not show',
      BOOTS, ('expect=' + XFAIL.name,), None, 1,
      r'samples passed, but the expectation file says it fails here'),
+    ('a suite the expectation file says this tree has not, seen running',
+     BOOTS, ('expect=' + ABSENT.name,), None, 1,
+     r'kprobes_compat\S* ran, but the expectation file says this tree has none'),
+    ('a suite this tree has not, absent: its needs are dropped',
+     mutate('test', 'log', block_without(r'# Subtest: kprobes_compat',
+                                        r'^ok \d+ kprobes_compat')),
+     ('expect=' + ABSENT.name,), None, 0, r'^\d+ passed, 0 failed'),
     ('make run, as recorded', {'run': RUN}, (), None, 0, r'^\d+ passed, 0 failed'),
     ('make run, a sample that did not load',
      {'run': (RUN[0], [re.sub(r'^ok 2 kretprobe_example', 'not ok 2 kretprobe_example', l)
@@ -239,6 +253,7 @@ def main():
             for l in out.split('\n')[-15:]:
                 print('    | ' + l)
     os.unlink(XFAIL.name)
+    os.unlink(ABSENT.name)
     print('test-judge: %d checks, %d wrong' % (len(CHECKS), bad))
     return 1 if bad else 0
 
