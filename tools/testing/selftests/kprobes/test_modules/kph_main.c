@@ -9,6 +9,7 @@
  * case skips itself.  The probed functions are in kprobes_target.ko.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -16,6 +17,8 @@
 #include "kprobes_target.h"
 
 #define KPH_CALLS	37
+/* Long enough for entry probes to be handed over to ftrace. */
+#define KPH_HANDOFF_MS	1500
 
 static int kph_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -144,7 +147,11 @@ static void kph_optimized(struct kunit *test)
 	unregister_kprobe(&kp);
 }
 
-/* A function's entry, carried by ftrace; disabled, it stops counting. */
+/*
+ * A function's entry: first hit through the breakpoint on ftrace's nop,
+ * then, once handed over (in a batch, HZ / 10 after registration),
+ * through ftrace.  Disabled, it stops counting.
+ */
 static void kph_ftrace_disabled(struct kunit *test)
 {
 	struct kprobe kp = {
@@ -156,12 +163,16 @@ static void kph_ftrace_disabled(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
 	kph_call_eight(KPH_CALLS);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS);
+	msleep(KPH_HANDOFF_MS);
+	kph_call_eight(KPH_CALLS);
+	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, disable_kprobe(&kp), 0);
 	kph_call_eight(5);
-	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS);
+	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, enable_kprobe(&kp), 0);
+	msleep(KPH_HANDOFF_MS);
 	kph_call_eight(3);
-	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS + 3);
+	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS + 3);
 	unregister_kprobe(&kp);
 }
 
@@ -187,6 +198,7 @@ static void kph_return(struct kunit *test)
 	addr = (unsigned long)rp.kp.addr;
 	kph_call_eight(KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	msleep(KPH_HANDOFF_MS);
 	kph_call_eight(2);
 	KUNIT_EXPECT_EQ(test, kph_field(test, addr, 'r', "hits"), KPH_CALLS + 2);
 	KUNIT_EXPECT_EQ(test, kph_field(test, addr, 'k', "hits"), 2);
