@@ -5,7 +5,8 @@
  * handler sees every argument, including stack ones; what it does to
  * them does not reach the probed function; stack traces from it unwind;
  * it coexists with kprobes, kretprobes and another jprobe; batches roll
- * back; off a function's entry it is refused; the list calls it 'j') and
+ * back; off a function's entry it is refused; the list calls it 'j'; a
+ * hit from another probe's handler is missed and counted) and
  * the fault_handler of struct kprobe (a fault in a pre_handler, dealt
  * with or left to the exception table; a fault in the probed instruction
  * stepped out of line).
@@ -293,6 +294,41 @@ static void kpc_jprobe_listed(struct kunit *test)
 					       'j', line, sizeof(line)), -ENOENT);
 }
 
+static int kpc_pre_nested(struct kprobe *p, struct pt_regs *regs)
+{
+	kpt_eight_call(kpt_eight_asm, 9);
+	return 0;
+}
+
+/*
+ * A call of the jprobed function from another probe's handler is a hit
+ * the jprobe skips: its handler does not run, nmissed counts it.
+ */
+static void kpc_jprobe_missed(struct kunit *test)
+{
+	struct jprobe jp = {
+		.kp.addr = (kprobe_opcode_t *)kpt_eight_asm,
+		.entry = kpc_jp0,
+	};
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
+		.pre_handler = kpc_pre_nested,
+	};
+
+	kpc_reset();
+	KUNIT_ASSERT_EQ(test, register_jprobe(&jp), 0);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpc_calls[0]), 0);
+	KUNIT_EXPECT_EQ(test, jp.kp.nmissed, 1UL);
+	KUNIT_EXPECT_EQ(test, kpt_eight_call(kpt_eight_asm, 9), kpc_expect(9));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpc_calls[0]), 1);
+	kpc_expect_args(test, 0, 9);
+	KUNIT_EXPECT_EQ(test, jp.kp.nmissed, 1UL);
+	unregister_jprobe(&jp);
+}
+
 /* ---- fault_handler -------------------------------------------------- */
 
 static void *kpc_bad;			/* the guard page after a vmalloc page */
@@ -427,6 +463,7 @@ static struct kunit_case kpc_cases[] = {
 	KUNIT_CASE(kpc_jprobes_rollback),
 	KUNIT_CASE(kpc_jprobe_off_entry),
 	KUNIT_CASE(kpc_jprobe_listed),
+	KUNIT_CASE(kpc_jprobe_missed),
 	KUNIT_CASE(kpc_fault_in_pre),
 	KUNIT_CASE(kpc_fault_in_step),
 	{}
