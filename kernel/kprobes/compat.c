@@ -92,13 +92,12 @@ int register_jprobes(struct jprobe **jps, int num)
 	if (ret)
 		return ret;
 
-	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	kps = kprobe_array_of((void * const *)jps, num,
+			      offsetof(struct jprobe, kp), GFP_KERNEL);
 	if (!kps)
 		return -ENOMEM;
-	for (i = 0; i < num; i++) {
-		jps[i]->kp.pre_handler = kprobe_jprobe_pre;
-		kps[i] = &jps[i]->kp;
-	}
+	for (i = 0; i < num; i++)
+		kps[i]->pre_handler = kprobe_jprobe_pre;
 	ret = register_kprobes(kps, num);
 	kvfree(kps);
 	return ret;
@@ -129,16 +128,8 @@ EXPORT_SYMBOL_GPL(register_jprobe);
  */
 void unregister_jprobes(struct jprobe **jps, int num)
 {
-	struct kprobe **kps;
-	int i;
-
-	if (num <= 0 || !jps)
-		return;
-	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL | __GFP_NOFAIL);
-	for (i = 0; i < num; i++)
-		kps[i] = jps[i] ? &jps[i]->kp : NULL;
-	unregister_kprobes(kps, num);
-	kvfree(kps);
+	kprobe_unregister_embedded((void * const *)jps, num,
+				   offsetof(struct jprobe, kp));
 }
 EXPORT_SYMBOL_GPL(unregister_jprobes);
 

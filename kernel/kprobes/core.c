@@ -558,6 +558,35 @@ void unregister_kprobes(struct kprobe **kps, int num)
 }
 EXPORT_SYMBOL_GPL(unregister_kprobes);
 
+/*
+ * The kprobes embedded at @offset in each of @objs (a NULL entry gives
+ * NULL), for the array APIs of kretprobes and jprobes; kvfree() it.
+ */
+struct kprobe **kprobe_array_of(void * const *objs, int num, size_t offset,
+				gfp_t gfp)
+{
+	struct kprobe **kps = kvmalloc_array(num, sizeof(*kps), gfp);
+	int i;
+
+	if (!kps)
+		return NULL;
+	for (i = 0; i < num; i++)
+		kps[i] = objs[i] ? (struct kprobe *)((char *)objs[i] + offset) : NULL;
+	return kps;
+}
+
+/* unregister_kprobes() of the kprobes embedded at @offset in @objs. */
+void kprobe_unregister_embedded(void * const *objs, int num, size_t offset)
+{
+	struct kprobe **kps;
+
+	if (num <= 0 || !objs)
+		return;
+	kps = kprobe_array_of(objs, num, offset, GFP_KERNEL | __GFP_NOFAIL);
+	unregister_kprobes(kps, num);
+	kvfree(kps);
+}
+
 /**
  * unregister_kprobe() - unregister one kprobe
  * @p: the probe

@@ -69,6 +69,9 @@ extern bool kprobes_all_disarmed;
 extern struct list_head kprobe_gone_sites;
 extern struct kprobe kprobe_busy;
 struct kprobe_site *kprobe_site_of(struct kprobe *p);
+struct kprobe **kprobe_array_of(void * const *objs, int num, size_t offset,
+				gfp_t gfp);
+void kprobe_unregister_embedded(void * const *objs, int num, size_t offset);
 void kprobes_all_sites_update(void);
 
 /* ---- slots.c: out-of-line slots and the wait for OOL code -------- */

@@ -446,7 +446,8 @@ int register_kretprobes(struct kretprobe **rps, int num)
 	if (ret)
 		return ret;
 
-	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL);
+	kps = kprobe_array_of((void * const *)rps, num,
+			      offsetof(struct kretprobe, kp), GFP_KERNEL);
 	if (!kps)
 		return -ENOMEM;
 	for (i = 0; i < num; i++) {
@@ -463,7 +464,6 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		rp->nmissed = 0;
 		rp->kp.pre_handler = kretprobe_enter;
 		rp->kp.post_handler = NULL;
-		kps[i] = &rp->kp;
 	}
 	if (!ret)
 		ret = register_kprobes(kps, num);
@@ -505,16 +505,8 @@ EXPORT_SYMBOL_GPL(register_kretprobe);
  */
 void unregister_kretprobes(struct kretprobe **rps, int num)
 {
-	struct kprobe **kps;
-	int i;
-
-	if (num <= 0 || !rps)
-		return;
-	kps = kvmalloc_array(num, sizeof(*kps), GFP_KERNEL | __GFP_NOFAIL);
-	for (i = 0; i < num; i++)
-		kps[i] = rps[i] ? &rps[i]->kp : NULL;
-	unregister_kprobes(kps, num);
-	kvfree(kps);
+	kprobe_unregister_embedded((void * const *)rps, num,
+				   offsetof(struct kretprobe, kp));
 }
 EXPORT_SYMBOL_GPL(unregister_kretprobes);
 
