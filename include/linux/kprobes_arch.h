@@ -110,6 +110,18 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm);
 void arch_kprobe_poke_finish(void);
 
 /*
+ * A backend whose breakpoint cannot go in with a single write that CPUs
+ * running the text may meet halfway (arm64: see its asm/kprobes.h)
+ * defines KPROBE_POKE_IN_FINISH to 1 in <asm/kprobes.h>: its
+ * arch_kprobe_poke() only queues, and the core calls
+ * arch_kprobe_poke_finish() at once after arming too, so that a probe is
+ * live when its registration returns.
+ */
+#ifndef KPROBE_POKE_IN_FINISH
+#define KPROBE_POKE_IN_FINISH	0
+#endif
+
+/*
  * An ftrace site (KSITE_FTRACE) armed by a breakpoint until ftrace carries
  * it: write the breakpoint on the first byte of ftrace's nop at s->addr,
  * or (!arm) put the nop's byte back.  False, and nothing written, when the
@@ -141,8 +153,13 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * instead.  The trampoline saves the registers and calls
  * kretprobe_trampoline_handler() with the same fp; the core finds the
  * task's instances for it and calls arch_kretprobe_restore() to put the
- * real return address back (in fp and in regs->ip, so that stack traces
- * taken by the handlers show it) before it runs them.  Both are
+ * real return address back (where the trampoline's caller frame keeps it,
+ * and in the PC of @regs, so that stack traces taken by the handlers show
+ * it) before it runs them.  fp must tell apart the calls of one task in
+ * flight, and be what the architecture's unwinder holds when it meets
+ * the trampoline as a return address (kretprobe_find_ret_addr()): the
+ * return address's stack slot on x86-64, the caller's frame pointer on
+ * arm64, where the return address is in a register.  Both are
  * hit-path code, inlined from <asm/kprobes_arch.h> (end of this file):
  *
  *   void arch_kretprobe_hijack(struct kretprobe_instance *ri,
@@ -376,6 +393,13 @@ struct kprobe *kprobe_site_first(struct kprobe_site *s);
  */
 void *kprobe_slot_alloc(void);
 void kprobe_slot_free(void *slot);
+
+/*
+ * Provided by the backend: fill a new slot page (PAGE_SIZE bytes as
+ * execmem_alloc(EXECMEM_KPROBES) returned them) with instructions that
+ * trap, and leave it read-only and executable.
+ */
+void arch_kprobe_slot_page_init(void *page);
 
 /* ---- The older API (CONFIG_KPROBES_COMPAT, kernel/kprobes/compat.c) -- */
 

@@ -152,7 +152,7 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			arch_kprobe_poke(s, arm);
 			s->flags ^= KSITE_ARMED;
 		}
-		if (arm)
+		if (arm && !KPROBE_POKE_IN_FINISH)
 			kprobe_arm_sync_later();
 		else
 			arch_kprobe_poke_finish();

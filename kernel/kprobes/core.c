@@ -266,8 +266,12 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 
 	ftrace = kprobe_is_ftrace_site((unsigned long)addr);
 	if (!ftrace && kprobe_ftrace_site_of((unsigned long)addr)) {
-		/* Inside ftrace's patch site but not at its start. */
-		return -EILSEQ;
+		/*
+		 * ftrace's call site, which this kernel cannot hand over to
+		 * ftrace (no KPROBES_ON_FTRACE: arm64), or the inside of one.
+		 */
+		return kprobe_ftrace_site_of((unsigned long)addr) ==
+		       (unsigned long)addr ? -EINVAL : -EILSEQ;
 	}
 
 	s = kprobe_site_find((unsigned long)addr);

@@ -217,7 +217,7 @@ NOKPROBE_SYMBOL(kretprobe_return_slow);
 /**
  * kretprobe_trampoline_handler() - a kretprobe'd call has returned
  * @regs: registers at the return, built by the trampoline
- * @fp: where the backend keeps the hijacked return address
+ * @fp: the key arch_kretprobe_hijack() recorded for the call (ri->fp)
  *
  * Pops the task's instances for the returning frame, puts the real return
  * address back (before any handler runs, so stack traces taken by the
@@ -287,7 +287,8 @@ NOKPROBE_SYMBOL(is_kretprobe_trampoline);
 /**
  * kretprobe_find_ret_addr() - the real return address behind the trampoline
  * @tsk: the task whose stack is being unwound
- * @fp: the stack slot that holds the trampoline's address
+ * @fp: what the backend keyed the instance on (arch_kretprobe_hijack()): the
+ *	stack slot of the return address on x86-64, the frame pointer on arm64
  * @cur: the unwinder's cursor, NULL at the start of an unwind
  *
  * For unwinders, which meet a task's frames innermost first: the search
@@ -396,13 +397,14 @@ static int kretprobe_check(struct kretprobe *rp)
 				p->symbol_name, p->offset);
 		else if (ret == -EINVAL)
 			pr_warn("kretprobe on %pS: not a function entry\n",
-				p->addr + p->offset);
+				(void *)p->addr + p->offset);
 		return ret;
 	}
 	addr = p->symbol_name ? kprobe_lookup_name(p->symbol_name, 0) : p->addr;
-	if (kretprobe_refused(addr + p->offset)) {
+	addr = (void *)addr + p->offset;
+	if (kretprobe_refused(addr)) {
 		pr_warn("kretprobe on %pS: it does not return to its caller\n",
-			addr + p->offset);
+			addr);
 		return -EINVAL;
 	}
 	return 0;

@@ -15,7 +15,6 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
-#include <linux/set_memory.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -23,9 +22,10 @@
 
 /*
  * Slots are carved out of whole pages taken from the kprobes execmem
- * range (close enough to kernel text for rel32 addressing), filled with
- * int3 and then made read-only and executable; the backend writes a slot
- * through the text-patching primitive.  A page is returned as soon as its
+ * range (on x86-64 close enough to kernel text for rel32 addressing),
+ * which the backend fills with traps and makes read-only and executable
+ * (arch_kprobe_slot_page_init()); it writes a slot through the
+ * text-patching primitive.  A page is returned as soon as its
  * last slot is freed.  There are two pools: instruction slots (the
  * out-of-line copies of breakpoint sites) and, with jump optimization,
  * detour slots, each pool with its own pages so that kallsyms and the
@@ -80,8 +80,7 @@ static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_poo
 		return NULL;
 	}
 	/* Unused bytes trap: a stray jump into the page cannot run garbage. */
-	memset(sp->base, 0xcc, PAGE_SIZE);
-	set_memory_rox((unsigned long)sp->base, 1);
+	arch_kprobe_slot_page_init(sp->base);
 	list_add_rcu(&sp->list, &pool->pages);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)sp->base,
 			   PAGE_SIZE, false, pool->sym);

@@ -76,6 +76,7 @@
 #include <linux/hardirq.h>
 #include <linux/irqflags.h>
 #include <linux/perf_event.h>
+#include <linux/set_memory.h>
 
 #include <asm/alternative.h>
 #include <asm/nops.h>
@@ -710,6 +711,19 @@ void arch_kprobe_site_release(struct kprobe_site *s)
 		s->arch.slot = NULL;
 	}
 	kx_opt_release(s);
+}
+
+/**
+ * arch_kprobe_slot_page_init - make a new slot page trap everywhere
+ * @page: PAGE_SIZE writable bytes from execmem
+ *
+ * Fills it with int3, so that a stray jump into the page cannot run
+ * garbage, then makes it read-only and executable.
+ */
+void arch_kprobe_slot_page_init(void *page)
+{
+	memset(page, INT3_INSN_OPCODE, PAGE_SIZE);
+	set_memory_rox((unsigned long)page, 1);
 }
 
 /* ---- Placement -------------------------------------------------------- */

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * arm64 kprobes backend: breakpoint sites.
+ *
+ * A probed instruction is replaced by BRK #KPROBES_BRK_IMM.  A hit runs the
+ * site's pre_handlers from the debug exception, then executes the probed
+ * instruction in one of two ways the decoder (decode.c) chose when the
+ * site was prepared:
+ *
+ *  - simulated, for what reads the PC or branches (and a few more): the
+ *    trap does its work on pt_regs, runs the post_handlers and returns
+ *    past it.  One trap per hit.
+ *  - stepped: the CPU returns to an out-of-line copy followed by
+ *    BRK #KPROBES_BRK_SS_IMM, with IRQs and FIQs masked so that nothing
+ *    but a fault comes between the two traps; the second one moves the PC
+ *    past the original instruction, unmasks what was unmasked and runs the
+ *    post_handlers.  Two traps per hit.
+ *
+ * A64 has no trap flag to step with in the kernel that would not clash
+ * with debuggers, and the copy runs at EL1 with the probed context's
+ * stack pointer: a trap taken in the kernel and returned from puts SP_EL1
+ * back where it was, so instructions that use or move SP step as they
+ * are.  (The flip side: a handler cannot move regs->sp.)
+ *
+ * Each CPU keeps a small stack of the hits in progress (arm64_kp_frame):
+ * a hit from a handler, or from the copy's fault path, nests in the one
+ * running, and the second trap of a step must find its own.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/cpu.h>
+#include <linux/extable.h>
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/memory.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/set_memory.h>
+#include <linux/uaccess.h>
+
+#include <asm/daifflags.h>
+#include <asm/debug-monitors.h>
+#include <asm/insn.h>
+#include <asm/patching.h>
+#include <asm/sections.h>
+
+#include "decode-insn.h"
+
+/* ---- Per-CPU bookkeeping ------------------------------------------- */
+
+#define ARM64_KP_NEST	4
+
+enum {
+	ARM64_KP_FREE,		/* not in use */
+	ARM64_KP_BUSY,		/* handlers or simulation running for this hit */
+	ARM64_KP_STEPPING,	/* the out-of-line copy is executing */
+};
+
+struct arm64_kp_frame {
+	struct kprobe_site	*site;
+	struct kprobe		*prev;	/* current_kprobe before the hit */
+	unsigned long		mask;	/* PSR_I_BIT | PSR_F_BIT as the context had them */
+	u8			phase;
+	bool			missed;	/* a re-entry: no handlers */
+};
+
+struct arm64_kp_cpu {
+	unsigned int		depth;
+	struct arm64_kp_frame	frame[ARM64_KP_NEST];
+};
+
+static DEFINE_PER_CPU(struct arm64_kp_cpu, arm64_kp_cpu);
+
+#define ARM64_KP_STEP_MASK	(PSR_I_BIT | PSR_F_BIT)
+
+/*
+ * Only a fault in the copy or a debug exception nested in a handler can
+ * interleave with these on one CPU, and each leaves the depth as it
+ * found it.  A frame counts once its phase is set, which is done last.
+ */
+static nokprobe_inline struct arm64_kp_frame *
+arm64_kp_push(struct arm64_kp_cpu *c, struct kprobe_site *s,
+	      struct kprobe *prev, bool missed)
+{
+	unsigned int d = c->depth;
+	struct arm64_kp_frame *f;
+
+	if (d >= ARM64_KP_NEST)
+		return NULL;
+	c->depth = d + 1;
+	barrier();
+	f = &c->frame[d];
+	f->site = s;
+	f->prev = prev;
+	f->missed = missed;
+	f->mask = 0;
+	barrier();
+	f->phase = ARM64_KP_BUSY;
+	return f;
+}
+
+static nokprobe_inline void arm64_kp_pop(struct arm64_kp_cpu *c,
+					 struct arm64_kp_frame *f)
+{
+	f->phase = ARM64_KP_FREE;
+	__this_cpu_write(current_kprobe, f->prev);
+	barrier();
+	c->depth--;
+}
+
+static nokprobe_inline struct arm64_kp_frame *arm64_kp_top(struct arm64_kp_cpu *c)
+{
+	return c->depth ? &c->frame[c->depth - 1] : NULL;
+}
+
+/* ---- Preparing a site ------------------------------------------------ */
+
+/*
+ * Is the instruction at @addr between a load-exclusive and its
+ * store-exclusive?  A trap there clears the exclusive monitor, so the
+ * store would fail every time and the loop around it never end.  Looks
+ * back a few instructions, not past the start of the function.
+ */
+static bool arm64_kp_in_exclusive(unsigned long addr)
+{
+	unsigned long size, offset, pos;
+	u32 insn;
+	int n;
+
+	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+		return false;
+	pos = addr;
+	for (n = 0; n < 16 && pos > addr - offset; n++) {
+		pos -= AARCH64_INSN_SIZE;
+		if (aarch64_insn_read((void *)pos, &insn))
+			return false;
+		if (arm64_probe_is_ldx(insn))
+			return true;
+		if (arm64_probe_is_stx(insn))
+			return false;
+	}
+	return false;
+}
+
+/**
+ * arch_kprobe_site_prepare - decode the probed instruction, build its copy
+ * @s: the new site; s->addr is the probed instruction
+ * @opcode: where to store the instruction
+ *
+ * Simulated instructions need nothing more.  Stepped ones get a slot
+ * holding their copy and the BRK that ends the step, and are marked
+ * KSITE_ARCH_SLOW: the hit path's shortcut only knows how to simulate.
+ *
+ * Return: 0, -EINVAL if the instruction cannot be probed (the reason is
+ * logged at debug level), -ENOMEM if no slot is left.
+ */
+int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
+{
+	struct arch_kprobe_site *a = &s->arch;
+	unsigned long addr = (unsigned long)s->addr;
+	const char *why;
+	u32 insn, copy[2];
+
+	memset(a, 0, sizeof(*a));
+	if (!IS_ALIGNED(addr, AARCH64_INSN_SIZE) ||
+	    aarch64_insn_read(s->addr, &insn))
+		return -EINVAL;
+
+	if (arm64_probe_decode(insn, addr, &a->d, &why) == ARM64_PROBE_REFUSED) {
+		pr_debug("%pS: %s\n", s->addr, why);
+		return -EINVAL;
+	}
+	if (arm64_kp_in_exclusive(addr)) {
+		pr_debug("%pS: inside an exclusive load/store sequence\n", s->addr);
+		return -EINVAL;
+	}
+
+	if (a->d.how == ARM64_PROBE_STEP) {
+		a->slot = kprobe_slot_alloc();
+		if (!a->slot)
+			return -ENOMEM;
+		copy[0] = insn;
+		copy[1] = BRK64_OPCODE_KPROBES_SS;
+		aarch64_insn_copy(a->slot, copy, sizeof(copy));
+		s->flags |= KSITE_ARCH_SLOW;
+	}
+	*opcode = insn;
+	return 0;
+}
+
+/**
+ * arch_kprobe_site_release - free what arch_kprobe_site_prepare() took
+ * @s: the site; no CPU can be executing its slot any more
+ */
+void arch_kprobe_site_release(struct kprobe_site *s)
+{
+	if (s->arch.slot) {
+		kprobe_slot_free(s->arch.slot);
+		s->arch.slot = NULL;
+	}
+}
+
+/**
+ * arch_kprobe_slot_page_init - make a new slot page trap everywhere
+ * @page: PAGE_SIZE bytes from execmem, read-only and executable already
+ *
+ * Unused slots hold BRK #FAULT_BRK_IMM: a stray branch into the page
+ * stops there.
+ */
+void arch_kprobe_slot_page_init(void *page)
+{
+	aarch64_insn_set(page, AARCH64_BREAK_FAULT, PAGE_SIZE);
+}
+
+/**
+ * arch_kprobe_on_insn_boundary - does an instruction start at @addr?
+ * @addr: the address to check
+ * @offset: its distance from the start of its function
+ *
+ * Return: true when @addr is instruction-aligned: A64 instructions are
+ * all four bytes long.
+ */
+bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
+{
+	return IS_ALIGNED(addr, AARCH64_INSN_SIZE);
+}
+
+/**
+ * arch_adjust_kprobe_addr - where a probe on symbol + @offset goes
+ * @addr: symbol + @offset
+ * @offset: offset into the symbol
+ * @on_func_entry: set to whether @addr is the function's entry
+ *
+ * Nothing moves on arm64: a BRK may replace a BTI or PACIASP landing pad
+ * (a breakpoint exception is taken before the branch target check).
+ *
+ * Return: @addr.
+ */
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
+					 unsigned long offset,
+					 bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)addr;
+}
+
+/**
+ * arch_populate_kprobe_blacklist - arm64 text that must never be probed
+ *
+ * The core already refuses the entry text (the exception vectors and
+ * their C halves are noinstr or in .entry.text), the debug-exception path
+ * (NOKPROBE) and .kprobes.text.  Left are the texts that run with another
+ * address space or at another exception level: the identity-mapped text,
+ * the KVM hypervisor's, hibernation's exit and the entry trampoline.
+ *
+ * Return: 0 or the error from kprobe_add_area_blacklist().
+ */
+int arch_populate_kprobe_blacklist(void)
+{
+	static const struct {
+		char *start, *end;
+	} areas[] = {
+		{ __idmap_text_start, __idmap_text_end },
+#ifdef CONFIG_KVM
+		{ __hyp_idmap_text_start, __hyp_idmap_text_end },
+		{ __hyp_text_start, __hyp_text_end },
+#endif
+#ifdef CONFIG_HIBERNATION
+		{ __hibernate_exit_text_start, __hibernate_exit_text_end },
+#endif
+#ifdef CONFIG_UNMAP_KERNEL_AT_EL0
+		{ __entry_tramp_text_start, __entry_tramp_text_end },
+#endif
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(areas); i++) {
+		ret = kprobe_add_area_blacklist((unsigned long)areas[i].start,
+						(unsigned long)areas[i].end);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- Arming ------------------------------------------------------------ */
+
+/*
+ * The writes of the batch in progress, made by arch_kprobe_poke_finish()
+ * (or when the array is full) in one stop_machine().  text_mutex.
+ */
+#define ARM64_KP_POKES	128
+
+static void *arm64_kp_poke_addr[ARM64_KP_POKES];
+static u32 arm64_kp_poke_insn[ARM64_KP_POKES];
+static unsigned int arm64_kp_pokes;
+
+static void arm64_kp_poke_flush(void)
+{
+	int ret;
+
+	if (!arm64_kp_pokes)
+		return;
+	cpus_read_lock();
+	ret = aarch64_insn_patch_text(arm64_kp_poke_addr, arm64_kp_poke_insn,
+				      arm64_kp_pokes);
+	cpus_read_unlock();
+	WARN_ONCE(ret, "kprobes: text patching failed: %d\n", ret);
+	arm64_kp_pokes = 0;
+}
+
+/**
+ * arch_kprobe_poke - queue the breakpoint of a site, or its removal
+ * @s: a breakpoint site
+ * @arm: true to write BRK #KPROBES_BRK_IMM, false to put the instruction back
+ *
+ * Nothing is written until arch_kprobe_poke_finish(), which the core calls
+ * before it drops text_mutex, after arming as after disarming
+ * (KPROBE_POKE_IN_FINISH).  Each write is reported to perf
+ * (PERF_RECORD_TEXT_POKE).  Caller holds text_mutex.
+ */
+void arch_kprobe_poke(struct kprobe_site *s, bool arm)
+{
+	u32 old = arm ? s->arch.d.insn : BRK64_OPCODE_KPROBES;
+	u32 insn = arm ? BRK64_OPCODE_KPROBES : s->arch.d.insn;
+
+	lockdep_assert_held(&text_mutex);
+	if (s->flags & KSITE_GONE)
+		return;
+	if (arm64_kp_pokes == ARM64_KP_POKES)
+		arm64_kp_poke_flush();
+	arm64_kp_poke_addr[arm64_kp_pokes] = s->addr;
+	arm64_kp_poke_insn[arm64_kp_pokes] = insn;
+	arm64_kp_pokes++;
+	perf_event_text_poke(s->addr, &old, AARCH64_INSN_SIZE, &insn,
+			     AARCH64_INSN_SIZE);
+}
+
+/**
+ * arch_kprobe_poke_finish - make the queued writes, all at once
+ *
+ * One stop_machine() for the whole batch: every other CPU waits in the
+ * stopper while the instructions are replaced and the instruction cache
+ * cleaned, then synchronises its context.  Caller holds text_mutex.
+ */
+void arch_kprobe_poke_finish(void)
+{
+	lockdep_assert_held(&text_mutex);
+	arm64_kp_poke_flush();
+}
+
+/* ---- Hit path ---------------------------------------------------------- */
+
+/*
+ * The list walks, kept out of line: they are the rare case, and inlined
+ * they would cost the common one its registers.
+ */
+static noinline bool arm64_kp_site_pre(struct kprobe_site *s,
+				       struct pt_regs *regs)
+{
+	return kprobe_site_pre(s, regs);
+}
+NOKPROBE_SYMBOL(arm64_kp_site_pre);
+
+static noinline void arm64_kp_site_post(struct kprobe_site *s,
+					struct pt_regs *regs)
+{
+	kprobe_site_post(s, regs);
+}
+NOKPROBE_SYMBOL(arm64_kp_site_post);
+
+/* Send the CPU to the copy of @f's site, IRQs and FIQs masked. */
+static nokprobe_inline int arm64_kp_start_step(struct arm64_kp_frame *f,
+					       struct pt_regs *regs)
+{
+	f->mask = regs->pstate & ARM64_KP_STEP_MASK;
+	regs->pstate |= ARM64_KP_STEP_MASK;
+	/*
+	 * A BRK on a landing pad is taken with the branch's type pending;
+	 * the copy is no branch target.
+	 */
+	regs->pstate &= ~PSR_BTYPE_MASK;
+	regs->pc = (unsigned long)f->site->arch.slot;
+	barrier();
+	f->phase = ARM64_KP_STEPPING;
+	return DBG_HOOK_HANDLED;
+}
+
+/* Put the probed context's mask back after a step. */
+static nokprobe_inline void arm64_kp_unmask(struct arm64_kp_frame *f,
+					    struct pt_regs *regs)
+{
+	regs->pstate = (regs->pstate & ~ARM64_KP_STEP_MASK) | f->mask;
+}
+
+/* Execute the instruction of @s for a hit whose handlers are done. */
+static nokprobe_inline int arm64_kp_execute(struct arm64_kp_cpu *c,
+					    struct arm64_kp_frame *f,
+					    struct pt_regs *regs)
+{
+	struct kprobe_site *s = f->site;
+
+	if (s->arch.slot)
+		return arm64_kp_start_step(f, regs);
+	arm64_probe_simulate(&s->arch.d, regs);
+	regs->pstate &= ~PSR_BTYPE_MASK;
+	if (!f->missed)
+		arm64_kp_site_post(s, regs);
+	arm64_kp_pop(c, f);
+	return DBG_HOOK_HANDLED;
+}
+
+/*
+ * A BRK #KPROBES_BRK_IMM with no site: if it has left the text meanwhile
+ * (the site was disarmed while this CPU trapped), run what is there now.
+ */
+static int arm64_kp_stray(unsigned long addr)
+{
+	u32 insn;
+
+	if (aarch64_insn_read((void *)addr, &insn) || insn == BRK64_OPCODE_KPROBES)
+		return DBG_HOOK_ERROR;
+	return DBG_HOOK_HANDLED;
+}
+NOKPROBE_SYMBOL(arm64_kp_stray);
+
+/* A hit while this CPU already runs a probe: execute, count, no handlers. */
+static int arm64_kp_reenter(struct arm64_kp_cpu *c, struct kprobe_site *s,
+			    struct pt_regs *regs, struct kprobe *running)
+{
+	struct arm64_kp_frame *f;
+
+	kprobe_site_missed(s);
+	if (!s->arch.slot) {
+		arm64_probe_simulate(&s->arch.d, regs);
+		regs->pstate &= ~PSR_BTYPE_MASK;
+		return DBG_HOOK_HANDLED;
+	}
+	f = arm64_kp_push(c, s, running, true);
+	if (!f) {
+		pr_emerg("probe at %pS hit %u deep; cannot step it\n", s->addr,
+			 ARM64_KP_NEST);
+		return DBG_HOOK_ERROR;
+	}
+	return arm64_kp_start_step(f, regs);
+}
+NOKPROBE_SYMBOL(arm64_kp_reenter);
+
+/*
+ * Everything but kprobe_brk_handler()'s shortcut: a hit while a probe
+ * runs, several probes, a post_handler, a stepped instruction.
+ */
+static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
+{
+	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct arm64_kp_frame *f;
+	struct kprobe *running;
+
+	running = kprobe_running();
+	if (running)
+		return arm64_kp_reenter(c, s, regs, running);
+
+	f = arm64_kp_push(c, s, NULL, false);
+	if (!f)		/* cannot happen: no probe is running */
+		return DBG_HOOK_ERROR;
+	kprobe_site_hit(s);
+
+	/*
+	 * current_kprobe stays non-NULL until the hit is over: that is what
+	 * sends a fault in the copy to kprobe_fault_handler() and makes
+	 * nested hits count as missed.  A handler may have reset it.
+	 */
+	running = kprobe_site_solo(s);
+	if (running) {
+		__this_cpu_write(current_kprobe, running);
+		if (running->pre_handler(running, regs)) {
+			/* A handler moved the PC: the instruction is skipped. */
+			arm64_kp_pop(c, f);
+			return DBG_HOOK_HANDLED;
+		}
+	} else {
+		running = kprobe_site_first(s);
+		__this_cpu_write(current_kprobe, running);
+		if (arm64_kp_site_pre(s, regs)) {
+			arm64_kp_pop(c, f);
+			return DBG_HOOK_HANDLED;
+		}
+	}
+	if (!kprobe_running())
+		__this_cpu_write(current_kprobe, running);
+	return arm64_kp_execute(c, f, regs);
+}
+NOKPROBE_SYMBOL(arm64_kp_slow);
+
+/**
+ * kprobe_brk_handler - a BRK #KPROBES_BRK_IMM was hit
+ * @regs: the trapped context; regs->pc is the BRK's address
+ * @esr: the exception syndrome
+ *
+ * Called from the debug-exception path with interrupts masked, in the
+ * NMI-like context arm64 gives debug exceptions.
+ *
+ * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR if the BRK is not ours.
+ */
+int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
+{
+	unsigned long addr = instruction_pointer(regs);
+	struct kprobe_site *s;
+	struct kprobe *p;
+
+	if (user_mode(regs))
+		return DBG_HOOK_ERROR;
+	s = kprobe_site_find(addr);
+	if (unlikely(!s))
+		return arm64_kp_stray(addr);
+
+	/*
+	 * The common case, kept short: no probe running on this CPU, one
+	 * enabled probe without a post_handler, a simulated instruction
+	 * (kprobe_site_bp_solo() says all but the first in one pointer).
+	 * No frame: nothing is left to track once the simulation is done.
+	 */
+	p = kprobe_site_bp_solo(s);
+	if (likely(p && !kprobe_running())) {
+		kprobe_site_hit(s);
+		__this_cpu_write(current_kprobe, p);
+		if (!p->pre_handler(p, regs)) {
+			arm64_probe_simulate(&s->arch.d, regs);
+			regs->pstate &= ~PSR_BTYPE_MASK;
+		}
+		__this_cpu_write(current_kprobe, NULL);
+		return DBG_HOOK_HANDLED;
+	}
+	return arm64_kp_slow(regs, s);
+}
+NOKPROBE_SYMBOL(kprobe_brk_handler);
+
+/**
+ * kprobe_ss_brk_handler - the copy of a step has run
+ * @regs: the probed context; regs->pc is the BRK after the copy
+ * @esr: the exception syndrome
+ *
+ * The step is the top frame of this CPU's stack: anything nested in it
+ * has finished by the time the copy traps here.  Moves the PC past the
+ * original instruction, unmasks what the context had unmasked and runs
+ * the post_handlers.
+ *
+ * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR if no step is in flight.
+ */
+int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
+{
+	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct arm64_kp_frame *f = arm64_kp_top(c);
+	struct kprobe_site *s;
+	struct kprobe *p;
+
+	if (user_mode(regs) || !f || f->phase != ARM64_KP_STEPPING ||
+	    regs->pc != (unsigned long)f->site->arch.slot + AARCH64_INSN_SIZE)
+		return DBG_HOOK_ERROR;
+
+	s = f->site;
+	f->phase = ARM64_KP_BUSY;
+	regs->pc = (unsigned long)s->addr + AARCH64_INSN_SIZE;
+	arm64_kp_unmask(f, regs);
+	if (!f->missed) {
+		p = kprobe_site_solo(s);
+		if (!p) {
+			arm64_kp_site_post(s, regs);
+		} else if (p->post_handler) {
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
+		}
+	}
+	arm64_kp_pop(c, f);
+	return DBG_HOOK_HANDLED;
+}
+NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
+
+/**
+ * kprobe_fault_handler - a fault while this CPU runs a probe
+ * @regs: the faulting context
+ * @trapnr: the exception syndrome (arm64 passes the ESR)
+ *
+ * A fault in the copy of the step in flight is the probed instruction's
+ * own: the context goes back on the original instruction with its own
+ * mask, as if the probe were not there, and the fault path carries on
+ * from there (an exception-table fixup is keyed to that address).  That
+ * path inherited the copy's masked interrupts on entry, so they are
+ * inherited again from the context.  Faults in handlers, or anywhere
+ * else, are left alone.
+ *
+ * Return: 0: the fault path goes on.
+ */
+int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
+{
+	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct arm64_kp_frame *f = arm64_kp_top(c);
+
+	if (user_mode(regs) || !f || f->phase != ARM64_KP_STEPPING ||
+	    regs->pc != (unsigned long)f->site->arch.slot)
+		return 0;
+
+	regs->pc = (unsigned long)f->site->addr;
+	arm64_kp_unmask(f, regs);
+	arm64_kp_pop(c, f);
+	local_daif_inherit(regs);
+	return 0;
+}
+NOKPROBE_SYMBOL(kprobe_fault_handler);
+
+#ifdef CONFIG_KRETPROBES
+/* Functions that return to someone other than their caller, or never. */
+const char * const arch_kretprobe_refused[] = {
+	"cpu_switch_to",	/* returns on the next task's stack */
+	"__switch_to",		/* returns with another current */
+	"ret_from_fork",	/* "returns" to a new task */
+	"call_on_irq_stack",	/* its frame record is on another stack */
+	NULL
+};
+#endif /* CONFIG_KRETPROBES */
