@@ -34,6 +34,15 @@ help:
 	@echo 'make series-check   the series: checkpatch, a build after each patch,'
 	@echo '                    kernel-doc, final tree = ours, then make test'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
+	@echo 'ARCH=arm64          (test, run, build, baseline, test-baseline, run-baseline,'
+	@echo '                    shell, shell-baseline, bench) the same for arm64, cross-built'
+	@echo '                    and booted under qemu-system-aarch64 (build/*-arm64)'
+
+# The architecture (harness/common.sh): x86_64, or arm64 cross-built and
+# booted under qemu-system-aarch64, with its own build/ours-arm64,
+# build/baseline-arm64 and build/logs-arm64.
+ARCH ?= x86_64
+export KTEST_ARCH := $(ARCH)
 
 # The configurations test targets build and boot (harness/common.sh);
 # run and shell use the base one only.

@@ -11,17 +11,36 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$TOP/build
-LOGS=$BUILD/logs
+
+# The architecture built and booted (make ARCH=..., passed as KTEST_ARCH):
+# x86_64, the default, natively; or arm64, cross-built with
+# aarch64-linux-gnu-gcc and booted under qemu-system-aarch64.  x86_64
+# keeps the directories it always had; arm64's carry the suffix -arm64
+# (ASFX): build/ours-arm64, build/baseline-arm64, build/logs-arm64.
+#   KARCH    the kernel's ARCH=
+#   CROSS    the cross toolchain's prefix (CROSS_COMPILE=), empty natively
+#   KIMAGE   the kernel image QEMU boots, relative to the object directory
+KTEST_ARCH=${KTEST_ARCH:-x86_64}
+case "$KTEST_ARCH" in
+x86_64|x86) KTEST_ARCH=x86_64 ASFX= KARCH=x86_64 CROSS= KIMAGE=arch/x86/boot/bzImage ;;
+arm64|aarch64) KTEST_ARCH=arm64 ASFX=-arm64 KARCH=arm64 CROSS=aarch64-linux-gnu-
+	KIMAGE=arch/arm64/boot/Image ;;
+*) echo "unknown ARCH=$KTEST_ARCH (x86_64 or arm64)" >&2; exit 2 ;;
+esac
+export KTEST_ARCH
+LOGS=$BUILD/logs$ASFX
 TARBALL=${KTEST_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SUITE_DIR=tools/testing/selftests/kprobes	# relative to $TOP
 
 TREE=${1:-}
 case "$TREE" in
-ours)     TDIR=$BUILD/ours NAME="our" ;;
-upstream) TDIR=$BUILD/baseline NAME="the upstream" ;;
+ours)     TDIR=$BUILD/ours$ASFX NAME="our" ;;
+upstream) TDIR=$BUILD/baseline$ASFX NAME="the upstream" ;;
 # The tree `make series-check` makes by git am of the series
 # (harness/series/check.sh): src is that git tree, obj its builds.
-series)   TDIR=$BUILD/series-tree NAME="the series'" ;;
+series)   TDIR=$BUILD/series-tree NAME="the series'"
+	[ "$KTEST_ARCH" = x86_64 ] ||
+		{ echo "the series is checked on x86_64 only" >&2; exit 2; } ;;
 *) echo "usage: $0 ours|upstream ..." >&2; exit 2 ;;
 esac
 SRC=$TDIR/src
@@ -32,7 +51,12 @@ PROFILE=${KTEST_PROFILE:-test}
 #   base      harness/config/test.config on tinyconfig: not preemptible,
 #             but with PREEMPT_COUNT (DEBUG_ATOMIC_SLEEP turns it on)
 #   preempt   the same plus harness/config/preempt.config: PREEMPT_DYNAMIC
-#             booted preempt=full, DEBUG_PREEMPT, and IBT
+#             booted preempt=full, DEBUG_PREEMPT, and IBT on x86-64
+#             (preempt-x86_64.config); arm64 has pointer authentication
+#             in both configurations (arm64.config)
+# Each fragment F.config may have an architecture's part beside it,
+# F-$KTEST_ARCH.config, applied right after it (harness/prepare.sh);
+# base.config's are x86_64.config and arm64.config.
 # KTEST_VARIANTS lists those a test target runs (default: both).
 # The clients profile has base (harness/config/clients.config, fprobe off)
 # and fprobe (plus clients-fprobe.config).
@@ -47,7 +71,10 @@ variant_set()
 	case "$PROFILE" in
 	test)  SFX= ;;
 	bench) SFX=-bench SUITE_DIR=tools/testing/selftests/kprobes/bench ;;
-	clients) SFX=-clients ;;
+	clients) SFX=-clients
+		# A Debian x86-64 disk image and x86-only options (clients.config).
+		[ "$KTEST_ARCH" = x86_64 ] ||
+			{ echo "the clients profile is x86_64 only" >&2; exit 2; } ;;
 	*) echo "unknown KTEST_PROFILE=$PROFILE (test, bench or clients)" >&2; exit 2 ;;
 	esac
 	case "$PROFILE/$VARIANT" in
@@ -55,8 +82,14 @@ variant_set()
 	test/preempt)
 		SFX=-preempt
 		VFRAGMENTS=("$TOP/harness/config/preempt.config")
-		VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT)
 		VCMDLINE="preempt=full"
+		# What makes the configuration: besides preemption, functions
+		# that start with a landing pad (endbr64) on x86-64, with
+		# paciasp on arm64 (base has it too; see arm64.config).
+		case "$KTEST_ARCH" in
+		x86_64) VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT) ;;
+		arm64)  VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT ARM64_PTR_AUTH_KERNEL) ;;
+		esac
 		;;
 	clients/fprobe)
 		SFX=-clients-fprobe
@@ -76,7 +109,10 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES GNUMAKEFLAGS
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
 JOBS=$(( $(nproc) + 1 ))
-KMAKE=(make -C "$SRC" O="$OBJ" ARCH=x86_64 CC="ccache gcc" HOSTCC=gcc)
+# The kernel make's architecture and compiler; the test modules are built
+# with the same.
+KARGS=(ARCH=$KARCH ${CROSS:+CROSS_COMPILE=$CROSS} CC="ccache ${CROSS}gcc" HOSTCC=gcc)
+KMAKE=(make -C "$SRC" O="$OBJ" "${KARGS[@]}")
 
 say()  { echo "ktest: $*"; }
 die()  { echo "ktest: ERROR: $*" >&2; exit 1; }

@@ -5,6 +5,10 @@
 #   harness/deps.sh bench    the same plus gnuplot for `make bench`
 #   harness/deps.sh clients  the same plus what `make clients` needs: pahole
 #                            (BTF), mmdebstrap, mkfs.ext4 -d
+# KTEST_ARCH=arm64 (make ARCH=arm64) adds the cross compiler, its static C
+# library (the suite's helper programs) and qemu-system-aarch64; the
+# guest's arm64 busybox and bash come later, as packages downloaded
+# without installing them (harness/userland.sh).
 set -euo pipefail
 
 pkgs=(
@@ -13,6 +17,10 @@ pkgs=(
 	ccache python3 perl git patch rsync tar xz-utils gzip cpio
 	busybox-static kmod coreutils
 )
+case "${KTEST_ARCH:-x86_64}" in
+arm64|aarch64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+		      debian-archive-keyring) ;;
+esac
 [ "${1:-}" = check ] && pkgs+=(sparse)
 [ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)
 [ "${1:-}" = clients ] && pkgs+=(dwarves mmdebstrap e2fsprogs util-linux)

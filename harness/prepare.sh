@@ -6,28 +6,52 @@
 #   harness/prepare.sh upstream   build/baseline/src: the tarball as is
 . "$(dirname "$0")/common.sh" "${1:-}"
 
-# Upstream files that our series replaces (relative to the kernel root).
+# Upstream files that our series replaces (relative to the kernel root),
+# for every architecture: the tree is the same whichever one is built.
+# arm64 keeps its uprobes (probes/uprobes.c, asm/probes.h).
 REMOVE=(
 	kernel/kprobes.c
 	include/linux/kprobes.h
 	arch/x86/include/asm/kprobes.h
 	'arch/x86/kernel/kprobes/*'
 	'samples/kprobes/*'
+	arch/arm64/include/asm/kprobes.h
+	arch/arm64/kernel/probes/kprobes.c
+	arch/arm64/kernel/probes/kprobes_trampoline.S
+	arch/arm64/kernel/probes/decode-insn.c
+	arch/arm64/kernel/probes/decode-insn.h
+	arch/arm64/kernel/probes/simulate-insn.c
+	arch/arm64/kernel/probes/simulate-insn.h
+	arch/arm64/kernel/probes/Makefile
 )
 # Paths of the repo overlaid onto the kernel tree (tracked files only).
 OVERLAY=(kernel include arch samples Documentation lib tools Kconfig.kprobes)
 # Config fragments, applied in this order on top of tinyconfig: the
 # tests' debug options, or the benchmark's production-like choices, then
-# those of the configuration (KTEST_VARIANT, see common.sh).
-FRAGMENTS=("$TOP/harness/config/base.config" "$TOP/harness/config/$PROFILE.config"
-	   "${VFRAGMENTS[@]}")
+# those of the configuration (KTEST_VARIANT, see common.sh).  Each is
+# followed by its architecture's part where there is one: base.config by
+# $KTEST_ARCH.config, any other F.config by F-$KTEST_ARCH.config.
+FRAGMENTS=()
+for f in "$TOP/harness/config/base.config" "$TOP/harness/config/$PROFILE.config" \
+		"${VFRAGMENTS[@]}"; do
+	FRAGMENTS+=("$f")
+	a=${f%.config}-$KTEST_ARCH.config
+	[ "$(basename "$f")" = base.config ] && a=$(dirname "$f")/$KTEST_ARCH.config
+	[ -f "$a" ] && FRAGMENTS+=("$a")
+done
 # KTEST_CONFIG=fragment adds one more, for a one-off run (the next run
 # without it rebuilds the usual configuration).
 [ -n "${KTEST_CONFIG:-}" ] && FRAGMENTS+=("$(realpath "$KTEST_CONFIG")")
 # Options whose absence makes the build pointless: without them a
 # configuration would not test what it is there for.
 ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS "${VESSENTIAL[@]}")
-[ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST LIVEPATCH SAMPLE_LIVEPATCH)
+[ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST)
+# (arm64 6.12 has no livepatch.)
+[ "$PROFILE" = test ] && [ "$KTEST_ARCH" = x86_64 ] && ESSENTIAL+=(LIVEPATCH SAMPLE_LIVEPATCH)
+# The console and output channel a boot needs, and what makes arm64's
+# kernels like a distribution's.
+[ "$KTEST_ARCH" = arm64 ] && ESSENTIAL+=(SERIAL_AMBA_PL011_CONSOLE VIRTIO_MMIO VIRTIO_CONSOLE
+	ARM64_VA_BITS_48 ARM64_PTR_AUTH_KERNEL DYNAMIC_FTRACE_WITH_ARGS)
 [ "$PROFILE" = clients ] && ESSENTIAL+=(BPF_SYSCALL BPF_JIT BPF_EVENTS BPF_KPROBE_OVERRIDE
 	DEBUG_INFO_DWARF5 DEBUG_INFO_BTF CGROUP_BPF FAIL_FUNCTION LIVEPATCH
 	SAMPLE_LIVEPATCH IKHEADERS VIRTIO_BLK EXT4_FS PREEMPT_DYNAMIC
