@@ -15,6 +15,10 @@ NO_COMPAT="no jprobes in this kernel (CONFIG_KPROBES_COMPAT off, or upstream)"
 
 t_compat_suite()
 {
+	# A kernel with jprobes but no kprobes_compat.ko: built on x86-64 only.
+	if [ ! -f $MODS/kprobes_compat.ko ] && grep -q ' register_jprobe$' /proc/kallsyms; then
+		x86_only "kprobes_compat.ko (kpt_asm.S targets, x86 registers)" || return
+	fi
 	[ -f $MODS/kprobes_compat.ko ] || { why=$NO_COMPAT; return 2; }
 	kunit_module kprobes_compat kprobes_compat || return
 	! suite_failed kprobes_compat || fail "suite kprobes_compat failed"

@@ -38,6 +38,7 @@ ool_pages()
 # in registered, and unregistered once gone.
 t_text_poke()
 {
+	x86_only "PERF_RECORD_TEXT_POKE, which only x86 reports" || return
 	[ -x ./kprobes_textpoke ] || fail "kprobes_textpoke not built" || return
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
@@ -138,6 +139,7 @@ lp_event_off()
 # probe counts every read, and each must go away without the other.
 t_livepatch_kprobe()
 {
+	x86_only "livepatch (arm64 has none in 6.12)" || return
 	# Livepatch transitions and ftrace rewrite text the other vCPU runs:
 	# under multi-threaded TCG that hung a preempt guest twice (a task
 	# never switching, RCU tasks stalled on it, user space starved), so
@@ -186,6 +188,11 @@ ft_skip_reason()
 		# kprobes too) on a kernel without one.
 		grep -q ' inet_csk_accept$' /proc/kallsyms ||
 			echo "it probes inet_csk_accept, not in this kernel (no CONFIG_INET)"
+		;;
+	kprobe_offset_boundary)
+		# Ours: the offsets of x86's instructions at vfs_read's entry.
+		[ "$KP_ARCH" = x86_64 ] ||
+			echo "x86-only: the offsets of x86's ftrace call in vfs_read"
 		;;
 	esac
 }

@@ -38,6 +38,13 @@ OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
 # A probe on a function's entry, as the list and the trace show it (ERE):
 # +0x0, or +0x4 past an endbr64 (kernels built with IBT).
 ENTRY='0x[04]'
+# The architecture the suite runs on (uname -m: x86_64, aarch64).  Some
+# cases need x86-64: its hand-written probe targets (test_modules/kpt_asm.S,
+# kps_asm.S), the modules built only there (test_modules/Makefile), its
+# instruction lengths, encodings or registers.  Elsewhere they skip,
+# through x86_only, saying what they need; once an architecture has it
+# (its own targets, say), the case leaves that gating for it.
+KP_ARCH=$(uname -m)
 
 
 # Upstream's ftrace selftests (tools/testing/selftests/ftrace, at the same
@@ -134,6 +141,16 @@ splat_count()
 upstream()
 {
 	grep -q 'ktest\.tree=upstream' /proc/cmdline
+}
+
+# x86_only WHAT: true on x86-64; elsewhere the case is to skip, saying
+# "x86-only: WHAT" (what it needs):
+#	x86_only "what the case needs" || return
+x86_only()
+{
+	[ "$KP_ARCH" = x86_64 ] && return 0
+	why="x86-only: $*"
+	return 2
 }
 
 loaded()

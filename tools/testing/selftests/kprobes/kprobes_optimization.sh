@@ -25,6 +25,7 @@ t_opt_sysctl_default()
 # the sysctl; the others run anyway.
 t_opt_suite()
 {
+	x86_only "kprobes_opt.ko (jump optimization on x86 targets and registers)" || return
 	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
 	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }
@@ -93,6 +94,7 @@ t_opt_events_steps()
 # Skipped on a kernel without the sysctl.
 t_opt_sysctl_events()
 {
+	x86_only "offsets past x86's ftrace call in kpt_opt_c" || return
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
@@ -113,6 +115,7 @@ t_opt_sysctl_events()
 # a hit.  The sysctl is put back by the reset.
 t_opt_sysctl_reopt()
 {
+	x86_only "offsets past x86's ftrace call in kpt_opt_c" || return
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return

@@ -16,6 +16,7 @@ cd "$(dirname "$0")" || exit 1
 # probed code.
 t_stress_suite()
 {
+	x86_only "kprobes_stress.ko (its targets are in kps_asm.S)" || return
 	kunit_module kprobes_stress kprobes_stress $(cross_cpu_param) || return
 	! suite_failed kprobes_stress || fail "suite kprobes_stress failed"
 }
@@ -26,6 +27,7 @@ t_stress_suite()
 # not change any result.
 t_boundary_suite()
 {
+	x86_only "kprobes_boundary.ko (x86 instruction walk and registers)" || return
 	kunit_module kprobes_boundary kprobes_boundaries $(cross_cpu_param) ||
 		return
 	! suite_failed kprobes_boundaries ||
@@ -310,6 +312,7 @@ pa_slice()
 # of $PA_HOT fired, and at least one probe in twenty did.
 t_probe_all_functions()
 {
+	x86_only "offsets past x86's ftrace call (+5, +9 after endbr64)" || return
 	pa_begin kpall || return
 	pa_slice || return
 	nd0=$(grep -c 'DISABLED' "$KPDIR/list")
@@ -515,6 +518,7 @@ pa_sizes()
 # they were, and no splat.  The hits are a diagnostic.
 t_probe_random_offsets()
 {
+	x86_only "offsets inside variable-length instructions (EILSEQ)" || return
 	pa_begin kprand || return
 	pa_now
 	t0=$pa_t

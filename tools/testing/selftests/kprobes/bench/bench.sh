@@ -13,6 +13,11 @@ run=/sys/module/kprobes_bench/parameters/run
 list=/sys/kernel/debug/kprobes/list
 
 echo "BENCH-INFO kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+if [ ! -f ./kprobes_bench.ko ] && [ "$(uname -m)" != x86_64 ]; then
+	echo "BENCH-ERROR x86-only: kprobes_bench.ko (its targets are x86 assembly:" \
+		"kpb_asm.S, kpb_funcs.S) is not built for $(uname -m)"
+	exit 1
+fi
 if ! insmod ./kprobes_bench.ko; then
 	echo "BENCH-ERROR insmod kprobes_bench.ko failed"
 	exit 1

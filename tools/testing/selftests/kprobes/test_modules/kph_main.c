@@ -25,10 +25,12 @@ static int kph_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
+#ifdef CONFIG_X86_64
 static void kph_post(struct kprobe *p, struct pt_regs *regs,
 		     unsigned long flags)
 {
 }
+#endif
 
 static int kph_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -71,6 +73,7 @@ static void kph_need_stats(struct kunit *test)
 		kunit_skip(test, "no debugfs kprobes/stats (upstream)");
 }
 
+#ifdef CONFIG_X86_64
 static void kph_call_add(int n)
 {
 	int i;
@@ -78,6 +81,7 @@ static void kph_call_add(int n)
 	for (i = 0; i < n; i++)
 		kpt_asm_add(i);
 }
+#endif
 
 static void kph_call_eight(int n)
 {
@@ -90,6 +94,7 @@ static void kph_call_eight(int n)
 /* A breakpoint stepped out of line (a post_handler keeps it so). */
 static void kph_stepped(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,
@@ -104,11 +109,15 @@ static void kph_stepped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kph_field(test, (unsigned long)kp.addr, 'k',
 					"missed"), 0);
 	unregister_kprobe(&kp);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 /* A boosted breakpoint (optimization off, so that it stays one). */
 static void kph_boosted(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,
@@ -124,11 +133,15 @@ static void kph_boosted(struct kunit *test)
 	unregister_kprobe(&kp);
 	if (opt > 0)
 		kpt_optimization_set(1);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 /* A jump to a detour. */
 static void kph_optimized(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,
@@ -145,6 +158,9 @@ static void kph_optimized(struct kunit *test)
 	kph_call_add(KPH_CALLS);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS);
 	unregister_kprobe(&kp);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 /*

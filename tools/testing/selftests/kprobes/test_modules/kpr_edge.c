@@ -30,7 +30,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/cpufeature.h>
+#ifdef CONFIG_X86_64
 #include <asm/text-patching.h>
+#endif
 #include "kprobes_target.h"
 #include "kpr.h"
 
@@ -125,14 +127,17 @@ void kpr_err_maxactive(struct kunit *test)
  * kpt_asm_sub is an instruction boundary (a kprobe goes there) but no
  * entry: refused by name + offset and by address.
  */
+#ifdef CONFIG_X86_64
 static int kpr_kp_count(struct kprobe *kp, struct pt_regs *regs)
 {
 	atomic_inc(&kpr_pre_hits);
 	return 0;
 }
+#endif
 
 void kpr_err_not_entry(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	unsigned long insn = kpt_label_addr(KPT_L_SUB_INSN);
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p;
@@ -163,6 +168,9 @@ void kpr_err_not_entry(struct kunit *test)
 	unregister_kprobe(&kpr_kp);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_pre_hits), 1);
 	kpr_expect_healthy(test, kpt_asm_sub, -KPT_SUB_IMM);
+#else
+	kunit_skip(test, "x86-only: the second instruction of kpt_asm_sub (kpt_asm.S)");
+#endif
 }
 
 void kpr_err_symbols(struct kunit *test)
@@ -378,6 +386,7 @@ void kpr_err_register_twice(struct kunit *test)
  * The context return probes' handlers run in
  */
 
+#ifdef CONFIG_X86_64
 static struct kpt_ctx_seen kpr_seen_entry, kpr_seen_ret;
 
 static int kpr_entry_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -531,20 +540,36 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
 	kpr_unregister(test, &p->rp);
 }
+#endif
 
 void kpr_context_ftrace_site(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_FTRACE);
+#else
+	kunit_skip(test,
+		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
+#endif
 }
 
 void kpr_context_breakpoint_site(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_BREAKPOINT);
+#else
+	kunit_skip(test,
+		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
+#endif
 }
 
 void kpr_context_optimized_site(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_OPTIMIZED);
+#else
+	kunit_skip(test,
+		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
+#endif
 }
 
 #endif /* CONFIG_KRETPROBES */

@@ -45,7 +45,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/cpufeature.h>
+#ifdef CONFIG_X86_64
 #include <asm/text-patching.h>
+#endif
 #include "kprobes_target.h"
 #include "kpr.h"
 
@@ -611,8 +613,9 @@ static void kpr_data_round_trip(struct kunit *test)
  * site), and a return probe on a function with a breakpoint probe with a
  * post_handler inside it: every handler runs once per call.
  */
-static unsigned long kpr_post_ax, kpr_post_ip;
 atomic_t kpr_pre_hits;
+#ifdef CONFIG_X86_64
+static unsigned long kpr_post_ax, kpr_post_ip;
 static atomic_t kpr_post_hits;
 
 static int kpr_kp_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -628,11 +631,13 @@ static void kpr_kp_post(struct kprobe *kp, struct pt_regs *regs,
 	kpr_post_ip = instruction_pointer(regs);
 	atomic_inc(&kpr_post_hits);
 }
+#endif
 
 struct kprobe kpr_kp;
 
 static void kpr_with_kprobe(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p = kpr_new(0), *q = kpr_new(1);
 	int i;
@@ -690,6 +695,10 @@ static void kpr_with_kprobe(struct kunit *test)
 	ctx->kps[0] = NULL;
 	unregister_kprobe(&kpr_kp);
 	kpr_unregister(test, &q->rp);
+#else
+	kunit_skip(test,
+		   "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S) and %%eax after it");
+#endif
 }
 
 /*
@@ -703,6 +712,7 @@ static void kpr_with_kprobe(struct kunit *test)
  * and on a breakpoint (kpt_asm_sub, no ftrace call); the return probe is
  * on kpt_kret_a.
  */
+#ifdef CONFIG_X86_64
 static atomic_t kpr_nested_bad;
 
 static int kpr_pre_calls_kret(struct kprobe *kp, struct pt_regs *regs)
@@ -714,9 +724,11 @@ static int kpr_pre_calls_kret(struct kprobe *kp, struct pt_regs *regs)
 	atomic_inc(&kpr_pre_hits);
 	return 0;
 }
+#endif
 
 static void kpr_nested_in_handler_missed(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p = kpr_new(0);
 	static struct kprobe outer_ftrace, outer_int3;
@@ -769,6 +781,9 @@ static void kpr_nested_in_handler_missed(struct kunit *test)
 	ctx->kps[0] = NULL;
 	unregister_kprobe(&outer_ftrace);
 	kpr_unregister(test, &p->rp);
+#else
+	kunit_skip(test, "x86-only: a breakpoint probe on kpt_asm_sub (kpt_asm.S)");
+#endif
 }
 
 static struct kunit_case kpr_cases[] = {

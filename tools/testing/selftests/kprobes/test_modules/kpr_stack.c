@@ -30,7 +30,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/cpufeature.h>
+#ifdef CONFIG_X86_64
 #include <asm/text-patching.h>
+#endif
 #include "kprobes_target.h"
 #include "kpr.h"
 
@@ -356,6 +358,7 @@ void kpr_unregister_in_flight(struct kunit *test)
  * (its list of instances changes under the asker, and an instance it gives
  * back may be on another task's list by the time it is followed).
  */
+#ifdef CONFIG_X86_64
 static int kpr_park_ret, kpr_spin_ret;
 
 static int kpr_park_thread(void *data)
@@ -403,9 +406,11 @@ static unsigned long kpr_find_ret(struct task_struct *t)
 	return 0;
 }
 #endif
+#endif
 
 void kpr_find_ret_addr(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpr_probe *p = kpr_new(0);
 	char sym[KSYM_SYMBOL_LEN];
 	struct task_struct *t;
@@ -460,6 +465,9 @@ void kpr_find_ret_addr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpr_spin_ret, 2);
 	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
 	kpr_unregister(test, &p->rp);
+#else
+	kunit_skip(test, "x86-only: kpt_kret_park and kpt_kret_spin (kpt_asm.S)");
+#endif
 }
 
 /*
@@ -468,6 +476,7 @@ void kpr_find_ret_addr(struct kunit *test)
  * it returns through the trampoline with user access open; its handler
  * must run with EFLAGS.AC clear, and the copy go on with it set.
  */
+#ifdef CONFIG_X86_64
 static unsigned long kpr_ua_ac;
 
 static int kpr_ret_ac(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -475,9 +484,11 @@ static int kpr_ret_ac(struct kretprobe_instance *ri, struct pt_regs *regs)
 	kpr_ua_ac |= native_save_fl() & X86_EFLAGS_AC;
 	return kpr_ret_note(ri, regs);
 }
+#endif
 
 void kpr_uaccess(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	static const char str[] = "copied from a user page through rep_movs_alternative";
 	struct kpr_probe *p = kpr_new(0);
 	char buf[sizeof(str)];
@@ -504,6 +515,9 @@ void kpr_uaccess(struct kunit *test)
 	KUNIT_EXPECT_GE(test, kpr_returns(p), 1);
 	KUNIT_EXPECT_EQ_MSG(test, kpr_ua_ac, 0UL,
 			    "the return handler ran with user memory open");
+#else
+	kunit_skip(test, "x86-only: SMAP user access regions (stac/clac, EFLAGS.AC)");
+#endif
 }
 
 static struct completion kpr_exit_done;

@@ -22,8 +22,10 @@
 #include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#ifdef CONFIG_X86_64
 #include <asm/nops.h>
 #include <asm/text-patching.h>
+#endif
 #include "kprobes_target.h"
 
 static bool upstream;
@@ -67,6 +69,7 @@ static int kpk_pre_count(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+#if defined(CONFIG_KPROBES_ON_FTRACE) || defined(CONFIG_X86_64)
 static void kpk_post_count(struct kprobe *kp, struct pt_regs *regs,
 			   unsigned long flags)
 {
@@ -74,6 +77,7 @@ static void kpk_post_count(struct kprobe *kp, struct pt_regs *regs,
 
 	atomic_inc(&p->post_hits);
 }
+#endif
 
 static struct kpk_probe *kpk_new(int i)
 {
@@ -139,10 +143,14 @@ static int kpk_init(struct kunit *test)
 }
 
 /* KPT_NMANY probes, one on each of kpt_many[] (kpk_register_many_rollback). */
+#ifdef CONFIG_X86_64
 static struct kprobe kpk_many[KPT_NMANY];
+#endif
 static struct kprobe *kpk_many_ptrs[KPT_NMANY];
 static bool kpk_many_live;
+#ifdef CONFIG_X86_64
 static atomic_t kpk_many_hits;
+#endif
 
 static void kpk_exit(struct kunit *test)
 {
@@ -283,6 +291,7 @@ static void kpk_register_array_rollback(struct kunit *test)
 	kpk_unregister(test, c);
 }
 
+#ifdef CONFIG_X86_64
 static int kpk_many_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	atomic_inc(&kpk_many_hits);
@@ -342,6 +351,12 @@ static void kpk_register_many_rollback(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_many_hits), KPT_NMANY);
 	kpk_expect_healthy(test, kpt_many[bad]);
 }
+#else
+static void kpk_register_many_rollback(struct kunit *test)
+{
+	kunit_skip(test, "x86-only: kpt_many[], the 1000 functions of kpt_asm.S");
+}
+#endif
 
 static void kpk_enable_disable(struct kunit *test)
 {
@@ -415,6 +430,7 @@ static void kpk_by_symbol(struct kunit *test)
 
 static void kpk_by_symbol_offset(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	unsigned long insn = kpt_label_addr(KPT_L_ADD_INSN);
 	struct kpk_probe *p = kpk_new(0);
 
@@ -425,6 +441,9 @@ static void kpk_by_symbol_offset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_asm_add(1), 1 + KPT_ADD_IMM);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	kpk_unregister(test, p);
+#else
+	kunit_skip(test, "x86-only: an instruction inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 static void kpk_by_module_symbol(struct kunit *test)
@@ -511,6 +530,7 @@ static void kpk_err_unknown_symbol(struct kunit *test)
  */
 static void kpk_err_not_boundary(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p = kpk_new(0);
 
 	p->kp.addr = (kprobe_opcode_t *)((unsigned long)kpt_asm_add + 1);
@@ -521,8 +541,12 @@ static void kpk_err_not_boundary(struct kunit *test)
 	p->kp.offset = 1;
 	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EILSEQ);
 	kpk_expect_healthy(test, kpt_func_f);
+#else
+	kunit_skip(test, "x86-only: kpt_asm_add+1 and kpt_func_f+1, inside x86 instructions");
+#endif
 }
 
+#ifdef CONFIG_X86_64
 /* A probe at @addr is refused with @err. */
 static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
 {
@@ -532,6 +556,7 @@ static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
 	KUNIT_EXPECT_EQ_MSG(test, kpk_register(test, p), err, "at %pS",
 			    (void *)addr);
 }
+#endif
 
 /*
  * Sites the kernel rewrites or finds by address, in kprobes_target.ko: a
@@ -541,6 +566,7 @@ static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
  */
 static void kpk_err_reserved_text(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	unsigned long jump = kpt_reserved_site(KPT_SITE_JUMP);
 	unsigned long call = kpt_reserved_site(KPT_SITE_CALL);
 	unsigned long bug = kpt_reserved_site(KPT_SITE_BUG);
@@ -559,6 +585,10 @@ static void kpk_err_reserved_text(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_static_fn(1), 2);
 	KUNIT_EXPECT_EQ(test, kpt_call_fn(1), 5);
 	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 4);
+#else
+	kunit_skip(test,
+		   "x86-only: an inline static call site, jump label and static call sites one byte in");
+#endif
 }
 
 static void kpk_err_not_text(struct kunit *test)
@@ -703,6 +733,7 @@ static struct kunit_suite kpk_err_suite = {
  * Handlers
  */
 
+#ifdef CONFIG_X86_64
 static int kpk_pre_note(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
@@ -723,6 +754,7 @@ static void kpk_post_note(struct kprobe *kp, struct pt_regs *regs,
 	p->post_seq = atomic_inc_return(&kpk_seq);
 	atomic_inc(&p->post_hits);
 }
+#endif
 
 /*
  * The probe sits on "addl $KPT_ADD_IMM, %eax": the pre_handler sees %eax
@@ -731,6 +763,7 @@ static void kpk_post_note(struct kprobe *kp, struct pt_regs *regs,
  */
 static void kpk_post_handler(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p = kpk_new(0);
 
 	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
@@ -746,8 +779,12 @@ static void kpk_post_handler(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (u32)p->pre_ax, 100U);
 	KUNIT_EXPECT_EQ(test, (u32)p->post_ax, 100U + KPT_ADD_IMM);
 	KUNIT_EXPECT_EQ(test, p->post_ip, kpt_label_addr(KPT_L_ADD_NEXT));
+#else
+	kunit_skip(test, "x86-only: the addl of kpt_asm_add (kpt_asm.S) and %%eax around it");
+#endif
 }
 
+#if defined(CONFIG_KPROBES_ON_FTRACE) || defined(CONFIG_X86_64)
 /* On entry of kpt_ret_a, continue in kpt_ret_b instead. */
 static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -757,7 +794,9 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 	instruction_pointer_set(regs, (unsigned long)kpt_ret_b);
 	return 1;
 }
+#endif
 
+#ifdef CONFIG_KPROBES_ON_FTRACE
 /*
  * The entry of kpt_ret_a is an ftrace site (the list says [FTRACE]).
  * With a post_handler the probe is carried by the ftrace_ops that claims
@@ -787,15 +826,26 @@ static void kpk_change_path_with(struct kunit *test, bool post)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 0);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 }
+#endif
 
 static void kpk_change_path(struct kunit *test)
 {
+#ifdef CONFIG_KPROBES_ON_FTRACE
 	kpk_change_path_with(test, true);
+#else
+	kunit_skip(test,
+		   "no kprobes on ftrace (CONFIG_KPROBES_ON_FTRACE): a breakpoint carries the entry probe");
+#endif
 }
 
 static void kpk_change_path_no_post(struct kunit *test)
 {
+#ifdef CONFIG_KPROBES_ON_FTRACE
 	kpk_change_path_with(test, false);
+#else
+	kunit_skip(test,
+		   "no kprobes on ftrace (CONFIG_KPROBES_ON_FTRACE): a breakpoint carries the entry probe");
+#endif
 }
 
 /*
@@ -845,6 +895,7 @@ static void kpk_ftrace_rearm(struct kunit *test)
  */
 static void kpk_ftrace_entry_live(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	static const u8 nop5[] = { BYTES_NOP5 };
 	struct kpk_probe *p;
 	u8 *text;
@@ -876,6 +927,9 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+#else
+	kunit_skip(test, "x86-only: the call and int3 opcodes at an ftrace site");
+#endif
 }
 
 /*
@@ -884,6 +938,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
  * leaves it, the pre_handler sees it as it was before, the post_handler
  * as it is after, with the ip on the next instruction.
  */
+#ifdef CONFIG_X86_64
 static unsigned long kpk_if_pre, kpk_if_post, kpk_if_post_ip;
 
 static int kpk_pre_if(struct kprobe *kp, struct pt_regs *regs)
@@ -973,15 +1028,20 @@ static void kpk_if_one(struct kunit *test, int what, bool post)
 	KUNIT_EXPECT_EQ_MSG(test, kpk_if_post_ip, at + 1,
 			    "%s: ip after it", names[what]);
 }
+#endif
 
 static void kpk_if_modifiers(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	int what;
 
 	for (what = KPK_CLI; what <= KPK_POPF_ON; what++) {
 		kpk_if_one(test, what, false);
 		kpk_if_one(test, what, true);
 	}
+#else
+	kunit_skip(test, "x86-only: cli, sti and popf (kpt_asm.S) and EFLAGS.IF");
+#endif
 }
 
 /*
@@ -991,6 +1051,7 @@ static void kpk_if_modifiers(struct kunit *test)
  * must not leave lockdep believing they are off once the probed code runs
  * on with them on.
  */
+#ifdef CONFIG_X86_64
 static bool kpk_ctx_nmi, kpk_ctx_irqs_off, kpk_ctx_lockdep_on;
 
 static void kpk_post_ctx(struct kprobe *kp, struct pt_regs *regs,
@@ -1006,9 +1067,11 @@ static void kpk_post_ctx(struct kprobe *kp, struct pt_regs *regs,
 	local_irq_restore(f);
 	kpk_post_count(kp, regs, flags);
 }
+#endif
 
 static void kpk_post_context(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p = kpk_new(0);
 	bool lockdep_after;
 
@@ -1028,6 +1091,9 @@ static void kpk_post_context(struct kunit *test)
 			       "lockdep thinks interrupts are on in the post_handler");
 	KUNIT_EXPECT_TRUE_MSG(test, lockdep_after,
 			      "lockdep thinks interrupts are off after the probed instruction");
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 /* Several probes at one address record the order they ran in. */
@@ -1115,6 +1181,7 @@ static void kpk_multi_probe(struct kunit *test)
  */
 static void kpk_ftrace_duo(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p[2], *d[2];
 	int i;
 
@@ -1159,8 +1226,12 @@ static void kpk_ftrace_duo(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(d[0]), 2);
 	KUNIT_EXPECT_EQ(test, kpk_hits(d[1]), upstream ? 2 : 0);
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+#else
+	kunit_skip(test, "x86-only: the call opcode of an ftrace site carrying two probes");
+#endif
 }
 
+#ifdef CONFIG_X86_64
 /* The outer probe's handler calls functions that carry probes too. */
 static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -1171,6 +1242,7 @@ static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
 	kpt_asm_add(1);
 	return 0;
 }
+#endif
 
 /*
  * A probe hit while a handler runs is missed: its handlers do not run
@@ -1179,6 +1251,7 @@ static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
  */
 static void kpk_reentrant(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *outer = kpk_new(0);
 	struct kpk_probe *entry = kpk_new(1), *inner = kpk_new(2);
 	int i;
@@ -1211,8 +1284,12 @@ static void kpk_reentrant(struct kunit *test)
 	kpk_unregister(test, outer);
 	kpk_unregister(test, inner);
 	kpk_unregister(test, entry);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
+#ifdef CONFIG_X86_64
 /*
  * A kernel address that is certain to fault: the guard page that follows
  * every vmalloc area.
@@ -1249,6 +1326,7 @@ static void kpk_post_fault(struct kprobe *kp, struct pt_regs *regs,
 						 sizeof(val));
 	atomic_inc(&p->post_hits);
 }
+#endif
 
 /*
  * A handler that faults on a kernel address, through an access the
@@ -1259,6 +1337,7 @@ static void kpk_post_fault(struct kprobe *kp, struct pt_regs *regs,
  */
 static void kpk_handler_fault(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p = kpk_new(0);
 	void *area;
 
@@ -1295,6 +1374,9 @@ static void kpk_handler_fault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_fault_ret, (long)-EFAULT);
 	vfree(area);
 	kpk_expect_healthy(test, kpt_func_a);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 /*
@@ -1303,6 +1385,7 @@ static void kpk_handler_fault(struct kunit *test)
  */
 static void kpk_insn_fault(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *p = kpk_new(0);
 	int val = 42;
 	void *area;
@@ -1323,8 +1406,13 @@ static void kpk_insn_fault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 3);
 	kpk_unregister(test, p);
 	vfree(area);
+#else
+	kunit_skip(test,
+		   "x86-only: the faulting load of kpt_asm_load, with its exception-table entry (kpt_asm.S)");
+#endif
 }
 
+#ifdef CONFIG_X86_64
 /* Two CPUs hit the same probes at once. */
 #define KPK_SMP_ITERS	10000
 
@@ -1350,9 +1438,11 @@ static int kpk_smp_thread(void *data)
 	complete(&arg->done);
 	return 0;
 }
+#endif
 
 static void kpk_smp(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	struct kpk_probe *entry = kpk_new(0), *mid = kpk_new(1);
 	int cpu[2], i;
 	bool done = true;
@@ -1394,6 +1484,9 @@ static void kpk_smp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(mid), 2 * KPK_SMP_ITERS);
 	KUNIT_EXPECT_EQ(test, entry->kp.nmissed, 0UL);
 	KUNIT_EXPECT_EQ(test, mid->kp.nmissed, 0UL);
+#else
+	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+#endif
 }
 
 static struct kunit_case kpk_handler_cases[] = {
@@ -1441,16 +1534,24 @@ static void kpk_bl_nokprobe(struct kunit *test)
 
 static void kpk_bl_entry_text(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	kpk_expect_refused(test, "asm_exc_int3");
 	kpk_expect_refused(test, "entry_SYSCALL_64");
 	kpk_expect_refused(test, "exc_int3");
 	kpk_expect_healthy(test, kpt_func_a);
+#else
+	kunit_skip(test, "x86-only: x86 entry symbols (asm_exc_int3, entry_SYSCALL_64, exc_int3)");
+#endif
 }
 
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
+#ifdef CONFIG_X86_64
 	kpk_expect_refused(test, "kprobe_int3_handler");
 	kpk_expect_healthy(test, kpt_func_a);
+#else
+	kunit_skip(test, "x86-only: kprobe_int3_handler, x86's breakpoint handler");
+#endif
 }
 
 static struct kunit_case kpk_bl_cases[] = {

@@ -365,6 +365,8 @@ __used noinline u32 kpt_bnd_c(const u8 *buf, unsigned int len, int lane)
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_c);
 
+/* The labels and layouts of kpt_asm.S, x86-64's hand-written targets. */
+#ifdef CONFIG_X86_64
 unsigned long kpt_label_addr(enum kpt_label label)
 {
 	switch (label) {
@@ -392,6 +394,7 @@ const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 	return kpt_bnd_asm_insns;
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
+#endif /* CONFIG_X86_64 */
 
 /* ---------------------------------------------------------------------
  * Jump optimization: targets, the sysctl, the list (see kprobes_target.h)
@@ -408,6 +411,7 @@ __used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
 }
 EXPORT_SYMBOL_GPL(kpt_opt_c);
 
+#ifdef CONFIG_X86_64
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_opt_asm_ninsns;
@@ -415,6 +419,7 @@ const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
 	return kpt_opt_asm_insns;
 }
 EXPORT_SYMBOL_GPL(kpt_opt_asm_layout);
+#endif
 
 /* The marks of one list line ("<addr>  k  <sym>+<off>  <mod> <marks>"). */
 static int kpt_line_state(const char *line, unsigned long addr)
@@ -729,6 +734,8 @@ unsigned long kpt_reserved_site(int kind)
 #endif
 		break;
 	case KPT_SITE_CALL:
+		/* (Only where static calls are patched inline: x86-64.) */
+#ifdef CONFIG_HAVE_STATIC_CALL_INLINE
 		for (i = 0; i < m->num_static_call_sites; i++) {
 			struct static_call_site *c = &m->static_call_sites[i];
 			long key = (long)&c->key + c->key;
@@ -737,6 +744,7 @@ unsigned long kpt_reserved_site(int kind)
 			    (long)&STATIC_CALL_KEY(kpt_sc))
 				return (unsigned long)&c->addr + c->addr;
 		}
+#endif
 		break;
 	case KPT_SITE_BUG:
 #ifdef CONFIG_DEBUG_BUGVERBOSE
@@ -758,7 +766,7 @@ EXPORT_SYMBOL_GPL(kpt_reserved_site);
  * "trigger": writing N calls the shell-level targets N times each, so
  * that run_tests.sh can hit probes placed on them: kpt_shell_a(),
  * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm(), kpt_opt_c() and
- * kpt_static_fn().
+ * kpt_static_fn() (kpt_asm_add() and kpt_opt_asm() on x86-64 only).
  */
 #define KPT_TRIGGER_MAX		1000000
 
@@ -775,8 +783,10 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 	for (i = 0; i < n; i++) {
 		kpt_shell_a(i);
 		kpt_shell_b(i);
+#ifdef CONFIG_X86_64
 		kpt_asm_add(i);
 		kpt_opt_asm(i, i + 1, i + 2);
+#endif
 		kpt_opt_c(i, i + 1, i + 2);
 		kpt_static_fn(i);
 	}
