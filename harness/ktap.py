@@ -245,8 +245,9 @@ def read_expect(path):
     some runs only: a failure is expected, a pass is no news) or
     "LABELS | absent | STREAM:NAME | REASON" (this tree has no such thing:
     the needs it matches are dropped, and a result of that name is red);
-    LABELS is a comma-separated list of boot labels (globs), and NAME may
-    be a glob too.  "include FILE" reads FILE's rows too (a path relative
+    LABELS is a comma-separated list of boot labels (globs), each with an
+    optional "@ARCH" (a glob too) that limits it to the boots of that
+    architecture (--arch: x86_64, arm64); NAME may be a glob too.  "include FILE" reads FILE's rows too (a path relative
     to this file's directory).  '#' starts a comment.
     """
     rows = []
@@ -273,14 +274,21 @@ def read_expect(path):
     return rows
 
 
-def applies(labels, label):
-    return any(fnmatch.fnmatchcase(label, l.strip()) for l in labels)
+def applies(labels, label, arch):
+    """Whether a row's LABELS ("GLOB" or "GLOB@ARCH" items) cover the boot
+    labelled label on architecture arch."""
+    for l in labels:
+        glob, _, a = l.strip().partition('@')
+        if fnmatch.fnmatchcase(label, glob) and \
+                (not a or fnmatch.fnmatchcase(arch, a)):
+            return True
+    return False
 
 
-def check_expect(rows, label, tag, cases, seen):
+def check_expect(rows, label, arch, tag, cases, seen):
     """Needed results that are not there, skips nobody declared."""
     problems = []
-    mine = [r for r in rows if applies(r[0], label)]
+    mine = [r for r in rows if applies(r[0], label, arch)]
     absent = [r for r in mine if r[1] == 'absent']
     for _, _, stream, name, reason in absent:
         there = [n for n in seen[stream] if fnmatch.fnmatchcase(n, name)]
@@ -320,7 +328,8 @@ def check_expect(rows, label, tag, cases, seen):
     return problems
 
 
-def judge(label, console, output, status, timeout, splats_only, expect):
+def judge(label, console, output, status, timeout, splats_only, expect,
+          arch='x86_64'):
     """Cases and problems of one boot; prints its summary lines."""
     problems = []       # (title, lines) of failures that are not test cases
     tag = '' if label in (None, 'test', 'run') else label + ': '
@@ -364,7 +373,8 @@ def judge(label, console, output, status, timeout, splats_only, expect):
             and any(l.strip() == END_MARKER for l in output):
         problems.append((tag + 'run_tests.sh never reported its exit status', []))
     if expect is not None:
-        problems += check_expect(expect, label or 'test', tag, kunit + suite,
+        problems += check_expect(expect, label or 'test', arch, tag,
+                                 kunit + suite,
                                  {'kunit': kseen, 'suite': sseen})
     if not kunit and not suite:
         problems.append((tag + 'no test results at all', []))
@@ -395,6 +405,9 @@ def main():
                     'one for all; "-" for none)')
     ap.add_argument('--splats-only', action='store_true',
                     help='only look for splats and the end marker (make run)')
+    ap.add_argument('--arch', default='x86_64',
+                    help='architecture the boots ran on, for the expectation '
+                    'rows limited to one ("LABEL@ARCH"; default x86_64)')
     args = ap.parse_args()
 
     n = len(args.console)
@@ -407,7 +420,8 @@ def main():
         c, p = judge(labels[i], read_log(args.console[i]),
                      read_log(args.output[i]), statuses[i], args.timeout,
                      args.splats_only,
-                     None if expects[i] == '-' else read_expect(expects[i]))
+                     None if expects[i] == '-' else read_expect(expects[i]),
+                     args.arch)
         cases += c
         problems += p
 

@@ -12,6 +12,11 @@ When the suite or harness/expected-ours changes, the recorded logs must
 come from a green run of the new suite (the first check fails until then):
 after `make test`, copy build/logs/test-ours.{log,out} here as test.*,
 and after `make run`, build/logs/run-ours.{log,out} as run.*.
+
+arm64 (the expectation rows limited to it, "LABEL@arm64"): logs of a green
+`make test-baseline ARCH=arm64` (its base boot), copied from
+build/logs-arm64/test-upstream.{log,out} as test-arm64-upstream.*, judged
+with harness/expected-upstream and --arch arm64.
 """
 import os
 import re
@@ -32,6 +37,9 @@ def load(name):
 
 BOOTS = {'test': (load('test.log'), load('test.out'))}
 RUN = (load('run.log'), load('run.out'))
+ARM64 = {'test': (load('test-arm64-upstream.log'), load('test-arm64-upstream.out'))}
+EXPECT_UPSTREAM = os.path.join(HERE, '..', 'expected-upstream')
+ON_ARM64 = ('--arch', 'arm64', 'expect=' + EXPECT_UPSTREAM)
 
 
 # An expectation file that says samples fails on this tree (as
@@ -73,9 +81,10 @@ def ktap(boots, extra=(), status=None):
         return p.returncode, p.stdout
 
 
-def mutate(label, stream, fn):
-    """The recorded boots with one log of one boot changed by fn."""
-    boots = dict(BOOTS)
+def mutate(label, stream, fn, recorded=None):
+    """The recorded boots (BOOTS, or those given) with one log of one boot
+    changed by fn."""
+    boots = dict(recorded or BOOTS)
     console, output = boots[label]
     boots[label] = (fn(list(console)), output) if stream == 'log' else \
         (console, fn(list(output)))
@@ -239,6 +248,39 @@ CHECKS = [
      mutate('test', 'log', module_gone('kprobes_compat')),
      ('expect=' + ABSENT.name,), None, 0, r'^\d+ passed, 0 failed'),
     ('make run, as recorded', {'run': RUN}, (), None, 0, r'^\d+ passed, 0 failed'),
+    # arm64's upstream boot: its own rows (x86-only skips, no jump
+    # optimization, no kprobes on ftrace), the others' needs.
+    ('arm64 upstream, as recorded', ARM64, ON_ARM64, None, 0,
+     r'^\d+ passed, 0 failed'),
+    ('arm64 logs judged as x86-64 (the x86-64 rows apply)', ARM64,
+     ('expect=' + EXPECT_UPSTREAM,), None, 1,
+     r'kunit: kprobes_stress did not run'),
+    ('arm64: an x86-only case that skipped for another reason',
+     mutate('test', 'out', sub(r'^ok (\d+) stress_suite # SKIP .*',
+                               r'ok \1 stress_suite # SKIP no second CPU'), ARM64),
+     ON_ARM64, None, 1, r'stress_suite skipped, and no skip of it is declared'),
+    ('arm64: an x86-only KUnit case that skipped for another reason',
+     mutate('test', 'log', sub(r'kpk_smp # SKIP .*', 'kpk_smp # SKIP no second CPU'),
+            ARM64),
+     ON_ARM64, None, 1, r'kpk_smp skipped, and no skip of it is declared'),
+    ('arm64: a KUnit module that did not load (its suite missing)',
+     mutate('test', 'log', block_without(r'# Subtest: kprobes_kretprobe',
+                                        r'^(not )?ok \d+ kprobes_kretprobe'), ARM64),
+     ON_ARM64, None, 1, r'kunit: kprobes_kretprobe did not run'),
+    ('arm64: a case of test_kprobes.c gone, plan and all',
+     mutate('test', 'log', lambda ls: sub(r'^    1\.\.7$', '    1..6')(
+         drop(r'^    ok \d+ test_stacktrace_on_kretprobe$')(ls)), ARM64),
+     ON_ARM64, None, 1, r'kprobes_test\.test_stacktrace_on_kretprobe did not run'),
+    ('arm64: a case of ours removed from the suite (plan and all)',
+     mutate('test', 'out', lambda ls: [re.sub(r'^# cases:(.*) samples', r'# cases:\1', l)
+                                      for l in drop(r'^ok \d+ samples$')(ls)], ARM64),
+     ON_ARM64, None, 1, r'suite: samples did not run'),
+    ('arm64: upstream\'s known difference that did not show',
+     mutate('test', 'out', lambda ls: sub(r'exit status 1', 'exit status 0')(
+         sub(r'^    not ok (\d+) Kprobe and kretprobe events with the function tracer',
+             r'    ok \1 Kprobe and kretprobe events with the function tracer')(ls)),
+            ARM64),
+     ON_ARM64, None, 1, r'function tracer on one function passed, but the expectation'),
     ('make run, a sample that did not load',
      {'run': (RUN[0], [re.sub(r'^ok 2 kretprobe_example', 'not ok 2 kretprobe_example', l)
                        for l in RUN[1]])}, (), None, 1,
