@@ -39,7 +39,7 @@ import sys
 AUTHOR = "Kprobes developers"
 EMAIL = "kprobes@example.org"
 SOB = "Signed-off-by: %s <%s>" % (AUTHOR, EMAIL)
-PREFIXES = ("kprobes: ", "x86/kprobes: ", "module: ", "samples/kprobes: ",
+PREFIXES = ("kprobes: ", "x86/kprobes: ", "arm64: kprobes: ", "module: ", "samples/kprobes: ",
             "Documentation: kprobes: ", "selftests/kprobes: ", "MAINTAINERS: ")
 KEYS = ("Subject", "Files", "Apply", "Delete", "Maintainers-Remove")
 MAX_BODY = 75	# checkpatch's COMMIT_LOG_LONG_LINE limit

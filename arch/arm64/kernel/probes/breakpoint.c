@@ -363,6 +363,7 @@ static noinline bool arm64_kp_site_pre(struct kprobe_site *s,
 {
 	return kprobe_site_pre(s, regs);
 }
+
 NOKPROBE_SYMBOL(arm64_kp_site_pre);
 
 static noinline void arm64_kp_site_post(struct kprobe_site *s,
@@ -370,6 +371,7 @@ static noinline void arm64_kp_site_post(struct kprobe_site *s,
 {
 	kprobe_site_post(s, regs);
 }
+
 NOKPROBE_SYMBOL(arm64_kp_site_post);
 
 /* Send the CPU to the copy of @f's site, IRQs and FIQs masked. */
@@ -425,6 +427,7 @@ static int arm64_kp_stray(unsigned long addr)
 		return DBG_HOOK_ERROR;
 	return DBG_HOOK_HANDLED;
 }
+
 NOKPROBE_SYMBOL(arm64_kp_stray);
 
 /* A hit while this CPU already runs a probe: execute, count, no handlers. */
@@ -447,6 +450,7 @@ static int arm64_kp_reenter(struct arm64_kp_cpu *c, struct kprobe_site *s,
 	}
 	return arm64_kp_start_step(f, regs);
 }
+
 NOKPROBE_SYMBOL(arm64_kp_reenter);
 
 /*
@@ -493,6 +497,7 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 		__this_cpu_write(current_kprobe, running);
 	return arm64_kp_execute(c, f, regs);
 }
+
 NOKPROBE_SYMBOL(arm64_kp_slow);
 
 /**
@@ -536,6 +541,7 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 	}
 	return arm64_kp_slow(regs, s);
 }
+
 NOKPROBE_SYMBOL(kprobe_brk_handler);
 
 /**
@@ -577,6 +583,7 @@ int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 	arm64_kp_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
+
 NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
 
 /**
@@ -609,6 +616,7 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 	local_daif_inherit(regs);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(kprobe_fault_handler);
 
 #ifdef CONFIG_KRETPROBES

@@ -159,6 +159,7 @@ enum arm64_probe_how arm64_probe_decode(u32 insn, unsigned long pc,
 	}
 	return d->how;
 }
+
 NOKPROBE_SYMBOL(arm64_probe_decode);
 
 /*
@@ -199,6 +200,8 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 			  struct pt_regs *regs)
 {
 	unsigned long pc = regs->pc, next = pc + AARCH64_INSN_SIZE;
+	pstate_check_t *check;
+	bool taken;
 	u64 val;
 
 	switch (d->how) {
@@ -209,7 +212,8 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 		next = d->target;
 		break;
 	case ARM64_PROBE_BCOND:
-		if (aarch32_opcode_cond_checks[d->cond](regs->pstate))
+		check = aarch32_opcode_cond_checks[d->cond];
+		if (check(regs->pstate))
 			next = d->target;
 		break;
 	case ARM64_PROBE_CBZ:
@@ -217,13 +221,15 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 		val = arm64_probe_reg(regs, d->reg);
 		if (!d->cond)
 			val = (u32)val;
-		if (!val == (d->how == ARM64_PROBE_CBZ))
+		taken = d->how == ARM64_PROBE_CBZ ? !val : !!val;
+		if (taken)
 			next = d->target;
 		break;
 	case ARM64_PROBE_TBZ:
 	case ARM64_PROBE_TBNZ:
 		val = arm64_probe_reg(regs, d->reg) & BIT_ULL(d->cond);
-		if (!val == (d->how == ARM64_PROBE_TBZ))
+		taken = d->how == ARM64_PROBE_TBZ ? !val : !!val;
+		if (taken)
 			next = d->target;
 		break;
 	case ARM64_PROBE_BLR:
@@ -263,6 +269,7 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 	}
 	regs->pc = next;
 }
+
 NOKPROBE_SYMBOL(arm64_probe_simulate);
 
 #ifdef CONFIG_UPROBES
