@@ -10,13 +10,16 @@
  *
  *	kprobes_bench: BENCH <name> <value>
  *
- * or "BENCH-ERROR <name> <why>" when it could not be taken.
+ * or "BENCH-ERROR <name> <why>" when it could not be taken, or
+ * "BENCH-NA <name> <why>" when the architecture has no such thing (see
+ * kpb_not_here()).
  *
  * The guest runs under QEMU's -icount shift=0: the time stamp counter
  * counts executed instructions, so get_cycles() deltas are exact and the
- * same in every run.  A hit figure is the cheapest of ROUNDS loops of
- * HITS calls, with interrupts off, divided by HITS (tenths kept); the
- * un-probed loop is measured the same way and subtracted on the host.
+ * same in every run (on arm64 to 16 instructions: see kpb_insns()).  A
+ * hit figure is the cheapest of ROUNDS loops of HITS calls, with
+ * interrupts off, divided by HITS (tenths kept); the un-probed loop is
+ * measured the same way and subtracted on the host.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,13 +38,19 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timex.h>
+#ifdef CONFIG_ARM64
+#include <asm/arch_timer.h>
+#endif
 
 #include "kpb.h"
 
 #define HITS	1000		/* calls per measured loop */
 #define ROUNDS	5		/* loops per figure; the cheapest counts */
 
-/* An entry-probe target: its first instruction is an ftrace call. */
+/*
+ * An entry-probe target: its first instruction is an ftrace call (on
+ * arm64, ftrace's mov x9, x30 that comes before the call).
+ */
 static noinline int kpb_c_target(int x)
 {
 	asm volatile("" : "+r" (x));
@@ -131,9 +140,28 @@ static u64 kpb_measure(kpb_fn_t fn)
 	return best;
 }
 
-/* Print "BENCH name x.y" for @total instructions over @hits hits. */
-static void kpb_report(const char *name, u64 total, unsigned int hits)
+/*
+ * Executed instructions in @cycles of get_cycles().  Under -icount
+ * shift=0 the guest's clock advances one nanosecond per instruction.
+ * x86-64's get_cycles() reads the TSC, which QEMU derives from that
+ * clock in nanoseconds; arm64's reads the generic timer's virtual count,
+ * which runs at CNTFRQ_EL0, 62.5 MHz on QEMU's virt board: one count per
+ * 16 instructions, so that a loop of HITS calls is known to within 16
+ * instructions there.
+ */
+static u64 kpb_insns(u64 cycles)
 {
+#ifdef CONFIG_ARM64
+	return mul_u64_u32_div(cycles, NSEC_PER_SEC, arch_timer_get_cntfrq());
+#else
+	return cycles;
+#endif
+}
+
+/* Print "BENCH name x.y" for @cycles of get_cycles() over @hits hits. */
+static void kpb_report(const char *name, u64 cycles, unsigned int hits)
+{
+	u64 total = kpb_insns(cycles);
 	u64 tenths = div_u64(total * 10 + hits / 2, hits);
 
 	pr_info("BENCH %s %llu.%llu\n", name, div_u64(tenths, 10),
@@ -659,24 +687,52 @@ static int kpb_scale_series(const char *fig, const kpb_fn_t *funcs,
  * Figure 12: KPB_NSHAPE probes one at a time on functions whose first
  * instruction is a nop, a call, a jmp, a 0f- or 66-prefixed one, or a
  * plain movl (kprobes_bench_funcs.ko): what checking the text costs
- * whatever the instruction's bytes are.
+ * whatever the instruction's bytes are.  On arm64: a nop, a bti c, a b,
+ * an adrp, an ldr from a literal, a paciasp, an stp, or a plain mov
+ * (kpb_gen_arm64.S), the instructions that are simulated or stepped.
  */
 static const char *const kpb_shape_names[KPB_NSHAPES] = {
+#ifdef CONFIG_ARM64
+	"nop", "bti", "b", "adrp", "ldr", "paciasp", "stp",
+#else
 	"nop", "call", "jmp", "0f", "66",
+#endif
 };
+
+/* kpb_shapes[] and kpb_funcs[] (the plain ones) of kprobes_bench_funcs.ko. */
+static int kpb_shapes_get(const char *name,
+			  const kpb_fn_t *const (**shapes)[KPB_NSHAPES],
+			  const kpb_fn_t (**plain)[KPB_NFUNCS])
+{
+	*shapes = symbol_get(kpb_shapes);
+	*plain = symbol_get(kpb_funcs);
+	if (*shapes && *plain)
+		return 0;
+	if (*shapes)
+		symbol_put(kpb_shapes);
+	if (*plain)
+		symbol_put(kpb_funcs);
+	kpb_error(name, "kprobes_bench_funcs.ko is not loaded", -ENOENT);
+	return -ENOENT;
+}
+
+static void kpb_shapes_put(void)
+{
+	symbol_put(kpb_shapes);
+	symbol_put(kpb_funcs);
+}
 
 static int kpb_fig_shapes(const char *name)
 {
-	const kpb_fn_t *const (*shapes)[KPB_NSHAPES] = symbol_get(kpb_shapes);
-	const kpb_fn_t (*plain)[KPB_NFUNCS] = symbol_get(kpb_funcs);
-	struct kprobe *kps = NULL, **ptrs = NULL;
-	int i, ret = -ENOENT;
+	const kpb_fn_t *const (*shapes)[KPB_NSHAPES];
+	const kpb_fn_t (*plain)[KPB_NFUNCS];
+	struct kprobe *kps, **ptrs;
+	int i, ret;
 	char label[32];
 
-	if (!shapes || !plain) {
-		kpb_error(name, "kprobes_bench_funcs.ko is not loaded", ret);
-		goto out;
-	}
+	ret = kpb_shapes_get(name, &shapes, &plain);
+	if (ret)
+		return ret;
 	ret = -ENOMEM;
 	kps = kvcalloc(KPB_NSHAPE, sizeof(*kps), GFP_KERNEL);
 	ptrs = kvcalloc(KPB_NSHAPE, sizeof(*ptrs), GFP_KERNEL);
@@ -692,10 +748,37 @@ static int kpb_fig_shapes(const char *name)
 out:
 	kvfree(ptrs);
 	kvfree(kps);
-	if (shapes)
-		symbol_put(kpb_shapes);
-	if (plain)
-		symbol_put(kpb_funcs);
+	kpb_shapes_put();
+	return ret;
+}
+
+/*
+ * Figure 12's hits (bench.sh takes them on arm64): the un-probed call of
+ * the first function of each first instruction, and its hit, as
+ * "shape_<kind>_call" and "shape_<kind>_hit".  What a hit costs when the
+ * instruction is simulated in the trap, and when it is stepped.
+ */
+static int kpb_fig_shape_hits(const char *name)
+{
+	const kpb_fn_t *const (*shapes)[KPB_NSHAPES];
+	const kpb_fn_t (*plain)[KPB_NFUNCS];
+	const char *kind;
+	char label[32];
+	kpb_fn_t fn;
+	int i, ret;
+
+	ret = kpb_shapes_get(name, &shapes, &plain);
+	if (ret)
+		return ret;
+	for (i = 0; i <= KPB_NSHAPES && !ret; i++) {
+		kind = i < KPB_NSHAPES ? kpb_shape_names[i] : "plain";
+		fn = i < KPB_NSHAPES ? (*shapes)[i][0] : (*plain)[0];
+		snprintf(label, sizeof(label), "shape_%s_call", kind);
+		kpb_report(label, kpb_measure(fn), HITS);
+		snprintf(label, sizeof(label), "shape_%s_hit", kind);
+		ret = kpb_fig_kprobe(label, fn, false);
+	}
+	kpb_shapes_put();
 	return ret;
 }
 
@@ -809,8 +892,35 @@ static int kpb_fig_call(const char *name, kpb_fn_t fn)
 	return 0;
 }
 
+/*
+ * Why figure @name does not exist in this kernel, in either tree, or
+ * NULL.  arm64 has no jump optimization (no CONFIG_OPTPROBES, and no
+ * debug.kprobes-optimization to turn off), no boosting (a stepped
+ * instruction takes a second trap after its copy) and no
+ * KPROBES_ON_FTRACE (a probe on a function's entry is a breakpoint on
+ * ftrace's mov x9, x30: figure "entry").
+ */
+static const char *kpb_not_here(const char *name)
+{
+	if (!IS_ENABLED(CONFIG_OPTPROBES) &&
+	    (!strcmp(name, "optimized_arm") || !strcmp(name, "optimized") ||
+	     !strcmp(name, "single_noopt") || !strcmp(name, "batch_noopt")))
+		return "no jump optimization (CONFIG_OPTPROBES)";
+	if (!IS_ENABLED(CONFIG_X86) && !strcmp(name, "boosted"))
+		return "no boosting: a stepped instruction traps again after its copy";
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) && !strcmp(name, "ftrace"))
+		return "no KPROBES_ON_FTRACE: an entry probe is a breakpoint (entry)";
+	return NULL;
+}
+
 static int kpb_run(const char *name)
 {
+	const char *na = kpb_not_here(name);
+
+	if (na) {
+		pr_info("BENCH-NA %s %s\n", name, na);
+		return 0;
+	}
 	if (!strcmp(name, "calibrate"))
 		return kpb_fig_calibrate(name);
 	if (!strcmp(name, "call_asm"))
@@ -825,7 +935,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_optimized(name, true);
 	if (!strcmp(name, "optimized"))
 		return kpb_fig_optimized(name, false);
-	if (!strcmp(name, "ftrace"))
+	/* the same probe; "entry" where ftrace does not carry it */
+	if (!strcmp(name, "ftrace") || !strcmp(name, "entry"))
 		return kpb_fig_kprobe(name, kpb_c_target, false);
 	if (!strcmp(name, "kretprobe"))
 		return kpb_fig_kretprobe(name, false);
@@ -844,6 +955,8 @@ static int kpb_run(const char *name)
 		return kpb_fig_scale(name);
 	if (!strcmp(name, "shapes"))
 		return kpb_fig_shapes(name);
+	if (!strcmp(name, "shape_hits"))
+		return kpb_fig_shape_hits(name);
 	if (!strcmp(name, "entries"))
 		return kpb_fig_entries(name);
 	if (!strcmp(name, "entries_scale"))
@@ -872,7 +985,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, entries, entries_scale, cfuncs_call");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call");
 
 static int __init kpb_init(void)
 {
