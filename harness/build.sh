@@ -58,12 +58,6 @@ if [ -s "$new_list" ]; then
 	# suite's lib.mk Makefile builds them (for arm64 with
 	# aarch64-linux-gnu-gcc and libc6-dev-arm64-cross).
 	progs=$(sed -n 's/^TEST_GEN_PROGS_EXTENDED[[:space:]]*:=//p' "$SUITE/Makefile" 2>/dev/null)
-	# The benchmark's module and its helper (kpb_attach, rdtsc) are
-	# x86-64 only for now: its guest script says so (BENCH-ERROR).
-	if [ "$PROFILE" = bench ] && [ "$KTEST_ARCH" != x86_64 ]; then
-		say "note: the benchmark module and kpb_attach are x86-64 only: no figures for $KTEST_ARCH"
-		progs=
-	fi
 	for prog in $progs; do
 		"${CROSS}gcc" -O2 -Wall -static -o "$SUITE/$prog" "$SUITE/$prog.c" \
 			>> "$LOGS/suite-$TREE$SFX.log" 2>&1 ||

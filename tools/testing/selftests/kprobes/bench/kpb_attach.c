@@ -11,7 +11,8 @@
  *   pmu     one perf_event_open() per function on the "kprobe" PMU, as
  *           libbpf (bpftrace) attaches a kprobe, then close them all.
  *
- * Each step is timed with the TSC, the clock kprobes_bench.ko uses, and
+ * Each step is timed with the clock kprobes_bench.ko's get_cycles()
+ * reads (the TSC; on arm64 the generic timer's virtual count), and
  * printed as "BENCH attach_<how>_<step>_ns <cycles>".  Between enabling
  * and disabling, kprobes_bench.ko calls every function once (its "run"
  * parameter, figure "cfuncs_call") and every probe must have counted that
@@ -31,7 +32,9 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __x86_64__
 #include <x86intrin.h>
+#endif
 
 #define NFUNCS		1000	/* KPB_NENTRIES in kpb.h */
 #define TRACEFS		"/sys/kernel/tracing"
@@ -42,6 +45,20 @@
 #define RUN_PARAM	"/sys/module/kprobes_bench/parameters/run"
 
 static const char *how = "?";
+
+/* The kernel's get_cycles(), from user space. */
+static unsigned long long cycles(void)
+{
+#ifdef __aarch64__
+	unsigned long long c;
+
+	/* As arm64's kernel reads it: after what came before. */
+	asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r" (c) : : "memory");
+	return c;
+#else
+	return __rdtsc();
+#endif
+}
 
 static int fail(const char *why)
 {
@@ -58,7 +75,7 @@ static int missed(int n)
 
 static void report(const char *step, unsigned long long t0)
 {
-	printf("BENCH attach_%s_%s_ns %llu\n", how, step, __rdtsc() - t0);
+	printf("BENCH attach_%s_%s_ns %llu\n", how, step, cycles() - t0);
 }
 
 static int write_str(const char *path, const char *s)
@@ -121,11 +138,11 @@ static int attach_events(void)
 	unsigned long long t;
 	int n;
 
-	t = __rdtsc();
+	t = cycles();
 	if (events_lines("p:kpb/kpb_f%d kpb_cf_%d\n", NFUNCS))
 		return fail("appending to kprobe_events failed");
 	report("add", t);
-	t = __rdtsc();
+	t = cycles();
 	if (write_str(GROUP_ENABLE, "1"))
 		return fail("enabling the kpb group failed");
 	report("enable", t);
@@ -134,11 +151,11 @@ static int attach_events(void)
 	n = events_hit();
 	if (n != NFUNCS)
 		return missed(n);
-	t = __rdtsc();
+	t = cycles();
 	if (write_str(GROUP_ENABLE, "0"))
 		return fail("disabling the kpb group failed");
 	report("disable", t);
-	t = __rdtsc();
+	t = cycles();
 	if (events_lines("-:kpb/kpb_f%d\n", NFUNCS))
 		return fail("removing from kprobe_events failed");
 	report("remove", t);
@@ -161,7 +178,7 @@ static int attach_pmu(void)
 	for (i = 0; i < NFUNCS; i++)
 		snprintf(names[i], sizeof(names[i]), "kpb_cf_%d", i);
 
-	t = __rdtsc();
+	t = cycles();
 	for (i = 0; i < NFUNCS; i++) {
 		/* As libbpf's perf_event_open_probe(): all tasks, CPU 0. */
 		memset(&attr, 0, sizeof(attr));
@@ -184,7 +201,7 @@ static int attach_pmu(void)
 		if (read(fds[i], &count, sizeof(count)) == sizeof(count) &&
 		    count > 0)
 			n++;
-	t = __rdtsc();
+	t = cycles();
 	for (i = 0; i < NFUNCS; i++)
 		close(fds[i]);
 	report("close", t);
