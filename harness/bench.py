@@ -3,12 +3,17 @@
 `make bench`: printed, and written as text, CSV and a PNG chart.
 
     bench.py --upstream build/logs/bench-upstream.out \\
-             --ours build/logs/bench-ours.out --out build/bench
+             --ours build/logs/bench-ours.out --out build/bench \\
+             [--arch x86_64|arm64]
 
 The guest prints "BENCH <name> <value>" (see
 tools/testing/selftests/kprobes/bench/kpb_main.c): instructions per call
 of a loop, or guest nanoseconds for the registration figures.  Hit
-figures here are probed minus un-probed cost of the same call.
+figures here are probed minus un-probed cost of the same call.  A figure
+of a mechanism the architecture does not have is "BENCH-NA <name> <why>"
+instead, shown as n/a.  --arch chooses the architecture's set of
+figures: arm64 has figure 4 as a breakpoint (no probes on ftrace) and
+figure 12 by its own first instructions, with their hits.
 """
 import argparse
 import csv
@@ -31,15 +36,39 @@ HITS = [
     ('kretprobe', '5. kretprobe', 'call_c', 0.6),
     ('kprobe_kretprobe', '6. kprobe + kretprobe', 'call_c', 0.55),
 ]
+# arm64: figures 2 to 4 are n/a (BENCH-NA); a probe on a function's entry
+# is a breakpoint on ftrace's mov x9, x30, figure 4 as it is there.
+HITS_ARM64 = HITS[:4] + [
+    ('entry', '4. entry probe, breakpoint on mov x9, x30', 'call_c', None),
+] + HITS[4:]
+
+# Figure 12's first instructions (kpb_gen.S, kpb_gen_arm64.S): key and
+# what the title calls it.  Registering on those of x86-64 but the plain
+# one has a target (text checks cost the same whatever the bytes).
+SHAPES = {
+    'x86_64': [(k, 'a ' + k) for k in ('nop', 'call', 'jmp', '0f', '66',
+                                       'plain')],
+    'arm64': [('nop', 'a nop'), ('bti', 'a bti c'),
+              ('b', 'a b to the next'), ('adrp', 'an adrp'),
+              ('ldr', 'an ldr (literal)'), ('paciasp', 'a paciasp'),
+              ('stp', 'an stp x29, x30'), ('plain', 'a plain mov')],
+}
 
 
 def parse(path):
-    vals, errors = {}, []
+    """The values of a log, its errors, and its n/a figures (why)."""
+    vals, errors, na = {}, [], {}
     with open(path, errors='replace') as f:
         for line in f:
             line = line.strip()
             if line.startswith('BENCH-ERROR'):
                 errors.append(line)
+            elif line.startswith('BENCH-NA '):
+                parts = line.split(None, 2)
+                if len(parts) == 3:
+                    na[parts[1]] = parts[2]
+                else:
+                    errors.append('unparsable: ' + line)
             elif line.startswith('BENCH '):
                 parts = line.split()
                 if len(parts) == 3:
@@ -47,7 +76,7 @@ def parse(path):
                         vals[parts[1]] = float(parts[2])
                     except ValueError:
                         errors.append('unparsable: ' + line)
-    return vals, errors
+    return vals, errors, na
 
 
 class Row:
@@ -59,6 +88,7 @@ class Row:
         self.judged = judged      # the number compared with the target
         self.note = note
         self.up_optional = False  # not taken on upstream, by design
+        self.na_up = self.na_ours = None  # why the figure does not exist
 
     def ratio(self):
         if self.up is None or self.ours is None or self.up <= 0:
@@ -66,7 +96,7 @@ class Row:
         return self.ours / self.up
 
     def met(self):
-        if self.target is None:
+        if self.target is None or self.na_up or self.na_ours:
             return None
         if self.judged is None:
             return False
@@ -79,11 +109,21 @@ def get(v, *keys):
     return [v[k] for k in keys]
 
 
-def rows_for(up, ours):
+def rows_for(up, ours, arch='x86_64', na_up=None, na_ours=None):
+    """The table's rows for @arch; na_*: the n/a figures of each tree."""
     rows = []
+    na_up, na_ours = na_up or {}, na_ours or {}
 
     def both(fn):
         return fn(up), fn(ours)
+
+    def na(r, name):
+        """Mark @r n/a where figure @name is (its note says why)."""
+        r.na_up, r.na_ours = na_up.get(name), na_ours.get(name)
+        why = sorted(set(w for w in (r.na_up, r.na_ours) if w))
+        if why:
+            r.note = 'n/a on %s: %s' % (arch, '; '.join(why))
+        return r
 
     for key, title in (('call_asm', 'un-probed call, breakpoint target'),
                        ('call_c', 'un-probed call, ftrace target')):
@@ -95,11 +135,13 @@ def rows_for(up, ours):
             return None if g is None else g[0] - g[1]
         return f
 
-    for key, title, base, target in HITS:
+    for key, title, base, target in (HITS_ARM64 if arch == 'arm64'
+                                     else HITS):
         u, o = both(hit(key, base))
-        r = Row(title, 'insn/hit', u, o, target, 'ours/upstream')
+        r = Row(title, 'insn/hit', u, o, target,
+                None if target is None else 'ours/upstream')
         r.judged = r.ratio()
-        rows.append(r)
+        rows.append(na(r, key))
 
     def per_hit(hitkey, callkey):
         def f(v):
@@ -128,6 +170,13 @@ def rows_for(up, ours):
         fmt(ua), fmt(oa), fmt(u / ua if u is not None and ua else None, 2))
     rows.append(r)
 
+    # Figure 12's hits (arm64): on the first function of each first
+    # instruction, simulated in the trap or stepped out of line.
+    if arch == 'arm64':
+        for kind, what in SHAPES[arch]:
+            u, o = both(hit('shape_%s_hit' % kind, 'shape_%s_call' % kind))
+            rows.append(Row('12. hit on %s' % what, 'insn/hit', u, o))
+
     def ms(key):
         def f(v):
             g = get(v, key, 'cycles_per_ms')
@@ -149,8 +198,10 @@ def rows_for(up, ours):
         # The same with debug.kprobes-optimization at 0 on both trees:
         # upstream's one-at-a-time figures include its optimizer's work,
         # ours defer it out of the timed window.
-        u, o = both(ms(key.replace('_', '_noopt_', 1)))
-        rows.append(Row(title + ', optimization off', 'ms', u, o))
+        noopt = key.replace('_', '_noopt_', 1)
+        u, o = both(ms(noopt))
+        rows.append(na(Row(title + ', optimization off', 'ms', u, o),
+                       key.split('_')[0] + '_noopt'))
 
     # Figure 11: registration cost per probe from 100 to 10,000 probes, in
     # a module of 10,000 functions; flat means the largest count costs at
@@ -191,12 +242,12 @@ def rows_for(up, ours):
     # text checks (jump label, static call, BUG) must cost the same
     # whatever the bytes: on a nop, call, jmp, 0f or 66 ours is to take at
     # most 0.02 of upstream's time to register.
-    for kind in ('nop', 'call', 'jmp', '0f', '66', 'plain'):
+    for kind, shape in SHAPES[arch]:
         for what in ('register', 'unregister'):
             u, o = both(us('shape_%s_%s_ns' % (kind, what), NSHAPE))
-            r = Row('12. %s %d one at a time, on a %s' % (what, NSHAPE, kind),
+            r = Row('12. %s %d one at a time, on %s' % (what, NSHAPE, shape),
                     'us/probe', u, o)
-            if what == 'register' and kind != 'plain':
+            if what == 'register' and kind != 'plain' and arch == 'x86_64':
                 r.target = 0.02
                 r.basis = 'ours/upstream'
                 r.judged = r.ratio()
@@ -278,11 +329,13 @@ def table(rows):
     for r in rows:
         met = r.met()
         tgt = '-'
-        if r.target is not None:
+        if r.target is not None and met is not None:
             tgt = '<= %.2f (%s)' % (r.target, r.basis)
             if r.basis != 'ours/upstream':
                 tgt += ' = %s' % fmt(r.judged, 2)
-        body.append([r.title, r.unit, fmt(r.up), fmt(r.ours),
+        body.append([r.title, r.unit,
+                     'n/a' if r.na_up else fmt(r.up),
+                     'n/a' if r.na_ours else fmt(r.ours),
                      fmt_ratio(r.ratio()), tgt,
                      '-' if met is None else ('yes' if met else 'NO')])
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
@@ -309,7 +362,9 @@ def write_csv(path, rows):
                     'target', 'target_basis', 'judged_value', 'met', 'note'])
         for r in rows:
             met = r.met()
-            w.writerow([r.title, r.unit, fmt(r.up), fmt(r.ours),
+            w.writerow([r.title, r.unit,
+                        'n/a' if r.na_up else fmt(r.up),
+                        'n/a' if r.na_ours else fmt(r.ours),
                         fmt(r.ratio(), 3),
                         '' if r.target is None else r.target,
                         r.basis or '', fmt(r.judged, 3),
@@ -322,8 +377,9 @@ def chart(out, rows, info):
     gp = shutil.which('gnuplot')
     if not gp:
         return 'gnuplot not installed: no chart'
-    hits = [r for r in rows if r.unit == 'insn/hit']
-    regs = [r for r in rows if r.unit == 'ms']
+    hits = [r for r in rows if r.unit == 'insn/hit'
+            and not (r.na_up or r.na_ours)]
+    regs = [r for r in rows if r.unit == 'ms' and not (r.na_up or r.na_ours)]
     dat1 = os.path.join(out, 'bench-hits.dat')
     dat2 = os.path.join(out, 'bench-register.dat')
 
@@ -379,18 +435,27 @@ def main():
     ap.add_argument('--upstream', required=True)
     ap.add_argument('--ours', required=True)
     ap.add_argument('--out', required=True)
+    ap.add_argument('--arch', default='x86_64', choices=sorted(SHAPES))
     args = ap.parse_args()
 
-    up, up_err = parse(args.upstream)
-    ours, ours_err = parse(args.ours)
-    rows = rows_for(up, ours)
+    up, up_err, up_na = parse(args.upstream)
+    ours, ours_err, ours_na = parse(args.ours)
+    rows = rows_for(up, ours, args.arch, up_na, ours_na)
     os.makedirs(args.out, exist_ok=True)
 
     info = 'QEMU TCG -icount shift=0, HZ=%s' % fmt(ours.get('hz'), 0)
+    if args.arch != 'x86_64':
+        info = '%s, %s' % (args.arch, info)
     text = ['kprobes benchmark: %s; hit figures in executed instructions,'
             % info,
             'the cheapest of 5 loops of 1000 calls; registration in guest ms.',
             '']
+    if args.arch == 'arm64':
+        # kpb_main.c's kpb_insns(): the generic timer's count, at 62.5 MHz.
+        text[1:2] = [
+            'the cheapest of 5 loops of 1000 calls (each known to 16 '
+            'instructions:',
+            'the generic timer counts at 62.5 MHz); registration in guest ms.']
     text.append(table(rows))
     errs = ['upstream: ' + e for e in up_err] + ['ours: ' + e for e in ours_err]
     if errs:
@@ -407,7 +472,8 @@ def main():
     if problem:
         print('note: ' + problem)
     missing = [r.title for r in rows
-               if (r.up is None and not r.up_optional) or r.ours is None]
+               if (r.up is None and not r.up_optional and not r.na_up)
+               or (r.ours is None and not r.na_ours)]
     if missing:
         print('missing figures: ' + '; '.join(missing))
     return 1 if missing or errs else 0

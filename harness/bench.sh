@@ -22,4 +22,4 @@ for t in "${trees[@]}"; do
 	"$H/boot.sh" "$t" bench
 done
 exec python3 "$H/bench.py" --upstream "$LOGS/bench-upstream.out" \
-	--ours "$LOGS/bench-ours.out" --out "$BUILD/bench$ASFX"
+	--ours "$LOGS/bench-ours.out" --out "$BUILD/bench$ASFX" --arch "$KTEST_ARCH"
