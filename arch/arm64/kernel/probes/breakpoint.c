@@ -31,7 +31,6 @@
 
 #include <linux/cpu.h>
 #include <linux/extable.h>
-#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
 #include <linux/memory.h>
@@ -121,18 +120,20 @@ static nokprobe_inline struct arm64_kp_frame *arm64_kp_top(struct arm64_kp_cpu *
  * Is the instruction at @addr between a load-exclusive and its
  * store-exclusive?  A trap there clears the exclusive monitor, so the
  * store would fail every time and the loop around it never end.  Looks
- * back a few instructions, not past the start of the function.
+ * back a few instructions, not past the start of the function (found by
+ * the core's bisection, not a linear kallsyms walk).
  */
 static bool arm64_kp_in_exclusive(unsigned long addr)
 {
-	unsigned long size, offset, pos;
+	struct kprobe_func f;
+	unsigned long pos;
 	u32 insn;
 	int n;
 
-	if (!kallsyms_lookup_size_offset(addr, &size, &offset))
+	if (kprobe_func_find(addr, &f, false))
 		return false;
 	pos = addr;
-	for (n = 0; n < 16 && pos > addr - offset; n++) {
+	for (n = 0; n < 16 && pos > f.start; n++) {
 		pos -= AARCH64_INSN_SIZE;
 		if (aarch64_insn_read((void *)pos, &insn))
 			return false;
