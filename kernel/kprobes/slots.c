@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
+#include <linux/set_memory.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -41,7 +42,18 @@ struct kprobe_slot_pool {
 	struct list_head	pages;		/* kprobe_slot_page.list, RCU */
 	unsigned int		size;		/* bytes per slot */
 	const char		*sym;		/* the pages' name in kallsyms */
+	enum execmem_type	type;		/* where its pages come from */
 };
+
+/*
+ * Detours may need to be closer to the text than kprobes' own execmem
+ * range (arm64: within a B's reach), and come from the range the backend
+ * names.  Pages from a range other than EXECMEM_KPROBES are made
+ * read-only and executable here, once filled with traps.
+ */
+#ifndef KPROBE_OPTINSN_EXECMEM
+#define KPROBE_OPTINSN_EXECMEM	EXECMEM_KPROBES
+#endif
 
 struct kprobe_slot_page {
 	struct list_head	list;
@@ -57,6 +69,7 @@ static struct kprobe_slot_pool kprobe_insn_slots = {
 	.pages	= LIST_HEAD_INIT(kprobe_insn_slots.pages),
 	.size	= KPROBE_SLOT_SIZE,
 	.sym	= KPROBE_INSN_PAGE_SYM,
+	.type	= EXECMEM_KPROBES,
 };
 
 #ifdef CONFIG_OPTPROBES
@@ -64,6 +77,7 @@ static struct kprobe_slot_pool kprobe_optinsn_slots = {
 	.pages	= LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
 	.size	= KPROBE_OPTINSN_SLOT_SIZE,
 	.sym	= KPROBE_OPTINSN_PAGE_SYM,
+	.type	= KPROBE_OPTINSN_EXECMEM,
 };
 #endif
 
@@ -74,13 +88,19 @@ static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_poo
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
 	if (!sp)
 		return NULL;
-	sp->base = execmem_alloc(EXECMEM_KPROBES, PAGE_SIZE);
+	sp->base = execmem_alloc(pool->type, PAGE_SIZE);
 	if (!sp->base) {
 		kfree(sp);
 		return NULL;
 	}
 	/* Unused bytes trap: a stray jump into the page cannot run garbage. */
 	arch_kprobe_slot_page_init(sp->base);
+	if (pool->type != EXECMEM_KPROBES &&
+	    set_memory_rox((unsigned long)sp->base, 1)) {
+		execmem_free(sp->base);
+		kfree(sp);
+		return NULL;
+	}
 	list_add_rcu(&sp->list, &pool->pages);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)sp->base,
 			   PAGE_SIZE, false, pool->sym);

@@ -62,10 +62,25 @@ struct arm64_probe_insn {
  */
 #define KPROBE_POKE_IN_FINISH	1
 
+/*
+ * Jump optimization (arch/arm64/kernel/probes/detour.c): an optimized
+ * site's BRK becomes a B to its detour, which must lie within the 128 MiB
+ * a B reaches, so detours come from the module area rather than from
+ * kprobes' own execmem range (all of vmalloc space on arm64).  The region
+ * a jump covers is the probed instruction alone.
+ */
+#define KPROBE_OPTINSN_SLOT_SIZE	80
+#define KPROBE_OPTINSN_EXECMEM		EXECMEM_MODULE_TEXT
+#define KPROBE_OPT_REGION_MAX		AARCH64_INSN_SIZE
+
 /* Per-site state, decoded once (arch/arm64/kernel/probes/decode.c). */
 struct arch_kprobe_site {
 	u32			*slot;	/* out-of-line copy, NULL if simulated */
 	struct arm64_probe_insn	d;
+#ifdef CONFIG_OPTPROBES
+	u32			*detour;	/* built by arch_optprobe_prepare() */
+	u32			jump;		/* the B that leads there */
+#endif
 };
 
 #endif /* CONFIG_KPROBES */

@@ -45,6 +45,7 @@
 #include <asm/patching.h>
 #include <asm/sections.h>
 
+#include "backend.h"
 #include "decode-insn.h"
 
 /* ---- Per-CPU bookkeeping ------------------------------------------- */
@@ -197,6 +198,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
  */
 void arch_kprobe_site_release(struct kprobe_site *s)
 {
+	arm64_kp_opt_release(s);
 	if (s->arch.slot) {
 		kprobe_slot_free(s->arch.slot);
 		s->arch.slot = NULL;
@@ -550,6 +552,8 @@ NOKPROBE_SYMBOL(kprobe_brk_handler);
  * @regs: the probed context; regs->pc is the BRK after the copy
  * @esr: the exception syndrome
  *
+ * Also the end of an optimized probe's redirected detour (detour.c).
+ *
  * The step is the top frame of this CPU's stack: anything nested in it
  * has finished by the time the copy traps here.  Moves the PC past the
  * original instruction, unmasks what the context had unmasked and runs
@@ -564,6 +568,8 @@ int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 	struct kprobe_site *s;
 	struct kprobe *p;
 
+	if (arm64_kp_is_opt_redirect(regs))
+		return arm64_kp_opt_redirect(regs);
 	if (user_mode(regs) || !f || f->phase != ARM64_KP_STEPPING ||
 	    regs->pc != (unsigned long)f->site->arch.slot + AARCH64_INSN_SIZE)
 		return DBG_HOOK_ERROR;

@@ -13,8 +13,8 @@
 /*
  * How a hit executes an instruction (arm64_probe_insn.how).  Everything
  * but ARM64_PROBE_STEP is simulated from the trap: those instructions
- * read the PC, leave the straight line, or read the interrupt mask a
- * step runs with.
+ * read the PC, leave the straight line, or read or write the interrupt
+ * mask a step runs with.
  */
 enum arm64_probe_how {
 	ARM64_PROBE_STEP,	/* run a copy out of line, trap back after it */
@@ -34,6 +34,9 @@ enum arm64_probe_how {
 	ARM64_PROBE_LDR_X,	/* LDR Xt, literal */
 	ARM64_PROBE_LDRSW,	/* LDRSW Xt, literal */
 	ARM64_PROBE_MRS_DAIF,	/* MRS Xt, DAIF */
+	ARM64_PROBE_DAIFSET,	/* MSR DAIFSet, #imm: .cond is imm */
+	ARM64_PROBE_DAIFCLR,	/* MSR DAIFClr, #imm: .cond is imm */
+	ARM64_PROBE_MSR_DAIF,	/* MSR DAIF, Xt */
 	ARM64_PROBE_MOV,	/* MOV Xd, Xm (ORR Xd, XZR, Xm): ftrace's mov x9, x30 */
 	ARM64_PROBE_PACIASP,	/* sign or authenticate the link register */
 	ARM64_PROBE_AUTIASP,	/* with the kernel's A key (kprobes only) */

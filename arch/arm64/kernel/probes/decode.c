@@ -6,10 +6,11 @@
  * Most instructions run unchanged from an out-of-line copy followed by a
  * trap back (ARM64_PROBE_STEP).  A copy runs at another address, though,
  * so whatever reads the PC is simulated instead: branches, ADR/ADRP and
- * literal loads.  So is MRS of DAIF, since a step runs with interrupts
- * masked and would read that mask rather than the probed code's.  And
- * some instructions can be neither: their refusals below give one reason
- * each.  The decoding is done once, when a site is prepared; the hit path
+ * literal loads.  So are MRS and MSR of DAIF, since a step runs with
+ * interrupts masked and would read that mask rather than the probed
+ * code's, and its second trap puts the probed code's mask back over
+ * whatever the copy wrote.  And some instructions can be neither: their
+ * refusals below give one reason each.  The decoding is done once, when a site is prepared; the hit path
  * only switches on the result.
  */
 
@@ -62,6 +63,12 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	{ 0xff000000, 0x98000000, ARM64_PROBE_LDRSW },
 	{ 0xff000000, 0xd8000000, ARM64_PROBE_NOP },	/* PRFM (literal) */
 	{ 0xffffffe0, 0xd53b4220, ARM64_PROBE_MRS_DAIF },
+	/* Interrupt masking, local_irq_*()'s: the step masks, then unmasks. */
+	{ 0xfffff0ff, 0xd50340df, ARM64_PROBE_DAIFSET },
+	{ 0xfffff0ff, 0xd50340ff, ARM64_PROBE_DAIFCLR },
+	{ 0xffffffe0, 0xd51b4220, ARM64_PROBE_MSR_DAIF },
+	/* MSR NZCV: the second trap keeps the flags the copy wrote. */
+	{ 0xffffffe0, 0xd51b4200, ARM64_PROBE_STEP },
 
 	/* Refused. */
 	{ 0x3b000000, 0x18000000, ARM64_PROBE_REFUSED,
@@ -73,9 +80,9 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	{ 0xff000000, 0xd4000000, ARM64_PROBE_REFUSED,
 	  "exception-generating instruction (SVC, HVC, SMC, BRK, HLT)" },
 	{ 0xfff8f01f, 0xd500401f, ARM64_PROBE_REFUSED,
-	  "MSR to a PSTATE field: the trap's return would undo it" },
+	  "MSR to a PSTATE field other than DAIF (SPSel, PAN, SSBS...): changes how the trap runs" },
 	{ 0xfff0f000, 0xd5104000, ARM64_PROBE_REFUSED,
-	  "MSR to a special-purpose register the trap saves or restores" },
+	  "MSR to a special-purpose register the trap saves or restores (ELR, SPSR, SP_EL0, PMR...)" },
 	{ 0xffffffc0, 0xd5384000, ARM64_PROBE_REFUSED,
 	  "MRS of SPSR_EL1 or ELR_EL1: holds the trap's state, not the probed code's" },
 	{ 0xffff0000, 0x00000000, ARM64_PROBE_REFUSED,
@@ -148,7 +155,12 @@ enum arm64_probe_how arm64_probe_decode(u32 insn, unsigned long pc,
 		d->reg = insn & 0x1f;
 		break;
 	case ARM64_PROBE_MRS_DAIF:
+	case ARM64_PROBE_MSR_DAIF:
 		d->reg = insn & 0x1f;
+		break;
+	case ARM64_PROBE_DAIFSET:
+	case ARM64_PROBE_DAIFCLR:
+		d->cond = (insn >> 8) & 0xf;
 		break;
 	case ARM64_PROBE_MOV:
 		d->reg = insn & 0x1f;
@@ -256,6 +268,17 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 	case ARM64_PROBE_MRS_DAIF:
 		arm64_probe_set_reg(regs, d->reg, regs->pstate & DAIF_MASK);
 		break;
+	/* D, A, I and F are bits 3 to 0 of the immediate, 9 to 6 of PSTATE. */
+	case ARM64_PROBE_DAIFSET:
+		regs->pstate |= (u64)d->cond << 6;
+		break;
+	case ARM64_PROBE_DAIFCLR:
+		regs->pstate &= ~((u64)d->cond << 6);
+		break;
+	case ARM64_PROBE_MSR_DAIF:
+		regs->pstate = (regs->pstate & ~DAIF_MASK) |
+			       (arm64_probe_reg(regs, d->reg) & DAIF_MASK);
+		break;
 	case ARM64_PROBE_MOV:
 		arm64_probe_set_reg(regs, d->reg, arm64_probe_reg(regs, d->cond));
 		break;
@@ -291,9 +314,9 @@ static void arm64_uprobe_simulate(u32 insn, long addr, struct pt_regs *regs)
  * @insn: the instruction
  * @asi: where to put the simulation handler
  *
- * Literal loads, MRS of DAIF and PACIASP/AUTIASP are simulated for
- * kprobes with kernel memory, the kernel's mask and the kernel's key: not
- * for user space, where they are refused or stepped.
+ * Literal loads, MRS and MSR of DAIF and PACIASP/AUTIASP are simulated
+ * for kprobes with kernel memory, the kernel's mask and the kernel's key:
+ * not for user space, where they are refused or stepped.
  *
  * Return: INSN_REJECTED, INSN_GOOD_NO_SLOT (simulated) or INSN_GOOD.
  */
@@ -313,6 +336,9 @@ enum probe_insn arm_probe_decode_insn(probe_opcode_t insn,
 	case ARM64_PROBE_LDR_X:
 	case ARM64_PROBE_LDRSW:
 	case ARM64_PROBE_MRS_DAIF:
+	case ARM64_PROBE_DAIFSET:
+	case ARM64_PROBE_DAIFCLR:
+	case ARM64_PROBE_MSR_DAIF:
 		return INSN_REJECTED;
 	default:
 		asi->handler = arm64_uprobe_simulate;

@@ -245,9 +245,10 @@ ft_log()
 
 # ftracetest's KTAP output, indented as a subtest, without its own header
 # lines (t_ftracetest prints them); a case that did not pass is preceded by
-# its log.
+# its log, and each result followed by the seconds its case took.
 ft_filter()
 {
+	ft_t=$(date +%s)
 	while IFS= read -r line; do
 		case $line in
 		"TAP version "*|1..*)
@@ -259,6 +260,13 @@ ft_filter()
 			;;
 		esac
 		echo "    $line"
+		case $line in
+		"ok "*|"not ok "*)
+			ft_now=$(date +%s)
+			echo "    # $((ft_now - ft_t)) s"
+			ft_t=$ft_now
+			;;
+		esac
 	done
 }
 

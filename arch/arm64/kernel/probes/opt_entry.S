@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * arm64 kprobes backend: the detour of an optimized probe.
+ *
+ * arm64_kp_opt_template is the image of a detour slot (backend.h has its
+ * layout), copied into each slot by arch_optprobe_prepare().  The B that
+ * replaced the probed instruction lands on its first instruction with the
+ * probed context intact.  Nothing may be live below a kernel stack
+ * pointer on arm64 (an exception taken here would write there), so the
+ * slot builds a struct pt_regs right below it, saves the three registers
+ * it needs and calls arm64_kp_opt_entry, which saves the rest, runs the
+ * handlers through arm64_kp_opt_handler() (detour.c) and reloads what
+ * they may have changed.  Back in the slot, the last three registers are
+ * reloaded, the stack pointer is the probed context's again, and the
+ * probed instruction's work is done at ARM64_KP_OPT_COPY before a B goes
+ * on in the probed code.
+ *
+ * While the handlers run, the unwinder walks from their frames into
+ * arm64_kp_opt_entry and from there through a frame record in the
+ * pt_regs that names the probed address, then on through the probed
+ * context's frame pointer: the probed function and its callers, as for a
+ * breakpoint hit.
+ *
+ * A handler that moved regs->pc and returned nonzero wants the probed
+ * code to go on there.  No register is free to branch through, so that
+ * is done by an exception return: arm64_kp_opt_handler() masks every
+ * exception and puts the new PC aside on this CPU, and the entry reloads
+ * the whole context, the stack pointer included, and traps at
+ * arm64_kp_opt_redirect_brk, whose handler (kprobe_ss_brk_handler() ->
+ * arm64_kp_opt_redirect()) returns to the new PC with the context's own
+ * interrupt mask and flags.  A redirection costs that one trap.
+ */
+#include <linux/linkage.h>
+#include <asm/asm-offsets.h>
+#include <asm/assembler.h>
+#include <asm/brk-imm.h>
+#include <asm/ptrace.h>
+#include "backend.h"
+
+	.pushsection .rodata, "a"
+	.balign	8
+SYM_DATA_START(arm64_kp_opt_template)
+.Lkp_opt_slot:
+	sub	sp, sp, #PT_REGS_SIZE
+	stp	x0, x1, [sp, #S_X0]
+	str	x30, [sp, #S_LR]
+	adr	x0, .Lkp_opt_slot
+	ldr	x1, .Lkp_opt_entry
+	blr	x1
+	ldp	x0, x1, [sp, #S_X0]
+	ldr	x30, [sp, #S_LR]
+	add	sp, sp, #PT_REGS_SIZE
+	nop					/* ARM64_KP_OPT_COPY */
+	nop
+	brk	#FAULT_BRK_IMM			/* ARM64_KP_OPT_BACK */
+.Lkp_opt_entry:
+	.quad	arm64_kp_opt_entry		/* ARM64_KP_OPT_ENTRY */
+	.quad	0				/* ARM64_KP_OPT_SITE */
+	.quad	0				/* ARM64_KP_OPT_ADDR */
+	.quad	0				/* ARM64_KP_OPT_LIT */
+SYM_DATA_END(arm64_kp_opt_template)
+	.popsection
+
+	.pushsection .kprobes.text, "ax"
+/*
+ * x0: the slot; x1: free; x30: where to return in the slot; sp: the
+ * struct pt_regs, with x0, x1 and x30 in it already.
+ */
+SYM_FUNC_START(arm64_kp_opt_entry)
+	stp	x2, x3, [sp, #S_X2]
+	stp	x4, x5, [sp, #S_X4]
+	stp	x6, x7, [sp, #S_X6]
+	stp	x8, x9, [sp, #S_X8]
+	stp	x10, x11, [sp, #S_X10]
+	stp	x12, x13, [sp, #S_X12]
+	stp	x14, x15, [sp, #S_X14]
+	stp	x16, x17, [sp, #S_X16]
+	stp	x18, x19, [sp, #S_X18]
+	stp	x20, x21, [sp, #S_X20]
+	stp	x22, x23, [sp, #S_X22]
+	stp	x24, x25, [sp, #S_X24]
+	stp	x26, x27, [sp, #S_X26]
+	stp	x28, x29, [sp, #S_X28]
+	mov	x19, x30
+	add	x2, sp, #PT_REGS_SIZE
+	str	x2, [sp, #S_SP]
+	/* pc: the probed address; pstate: the context's flags and mask. */
+	ldr	x2, [x0, #ARM64_KP_OPT_ADDR]
+	mrs	x3, nzcv
+	mrs	x4, daif
+	orr	x3, x3, x4
+	mov	x4, #PSR_MODE_EL1h
+	orr	x3, x3, x4
+	stp	x2, x3, [sp, #S_PC]
+	stp	x29, x2, [sp, #S_STACKFRAME]
+	add	x29, sp, #S_STACKFRAME
+
+	ldr	x0, [x0, #ARM64_KP_OPT_SITE]
+	mov	x1, sp
+	bl	arm64_kp_opt_handler
+	cbnz	w0, .Lkp_opt_redirect
+
+	/* The flags a handler may have changed, then the registers. */
+	ldr	x0, [sp, #S_PSTATE]
+	msr	nzcv, x0
+	mov	x30, x19
+	ldp	x2, x3, [sp, #S_X2]
+	ldp	x4, x5, [sp, #S_X4]
+	ldp	x6, x7, [sp, #S_X6]
+	ldp	x8, x9, [sp, #S_X8]
+	ldp	x10, x11, [sp, #S_X10]
+	ldp	x12, x13, [sp, #S_X12]
+	ldp	x14, x15, [sp, #S_X14]
+	ldp	x16, x17, [sp, #S_X16]
+	ldp	x18, x19, [sp, #S_X18]
+	ldp	x20, x21, [sp, #S_X20]
+	ldp	x22, x23, [sp, #S_X22]
+	ldp	x24, x25, [sp, #S_X24]
+	ldp	x26, x27, [sp, #S_X26]
+	ldp	x28, x29, [sp, #S_X28]
+	ret
+
+.Lkp_opt_redirect:
+	/* Every exception is masked: nothing comes between here and the trap. */
+	ldp	x0, x1, [sp, #S_X0]
+	ldp	x2, x3, [sp, #S_X2]
+	ldp	x4, x5, [sp, #S_X4]
+	ldp	x6, x7, [sp, #S_X6]
+	ldp	x8, x9, [sp, #S_X8]
+	ldp	x10, x11, [sp, #S_X10]
+	ldp	x12, x13, [sp, #S_X12]
+	ldp	x14, x15, [sp, #S_X14]
+	ldp	x16, x17, [sp, #S_X16]
+	ldp	x18, x19, [sp, #S_X18]
+	ldp	x20, x21, [sp, #S_X20]
+	ldp	x22, x23, [sp, #S_X22]
+	ldp	x24, x25, [sp, #S_X24]
+	ldp	x26, x27, [sp, #S_X26]
+	ldp	x28, x29, [sp, #S_X28]
+	ldr	x30, [sp, #S_LR]
+	add	sp, sp, #PT_REGS_SIZE
+SYM_INNER_LABEL(arm64_kp_opt_redirect_brk, SYM_L_GLOBAL)
+	brk	#KPROBES_BRK_SS_IMM
+SYM_FUNC_END(arm64_kp_opt_entry)
+	.popsection
