@@ -36,10 +36,12 @@ HITS = [
     ('kretprobe', '5. kretprobe', 'call_c', 0.6),
     ('kprobe_kretprobe', '6. kprobe + kretprobe', 'call_c', 0.55),
 ]
-# arm64: figures 2 to 4 are n/a (BENCH-NA); a probe on a function's entry
-# is a breakpoint on ftrace's mov x9, x30, figure 4 as it is there.
+# arm64: figures 2 and 4 are n/a (BENCH-NA), and 3 on upstream; a probe
+# on a function's entry is a breakpoint on ftrace's mov x9, x30, figure 4
+# as it is there, then optimized where the kernel optimizes probes.
 HITS_ARM64 = HITS[:4] + [
     ('entry', '4. entry probe, breakpoint on mov x9, x30', 'call_c', None),
+    ('entry_opt', '4. entry probe, optimized (jump)', 'call_c', None),
 ] + HITS[4:]
 
 # Figure 12's first instructions (kpb_gen.S, kpb_gen_arm64.S): key and

@@ -167,7 +167,9 @@ pa_begin()
 # function: once in that module) is given as [MOD:]NAME, NAME+5, NAME+9;
 # kprobe_events refuses other names as ambiguous, so those functions
 # (static ones of the same name in several files) are given by the call
-# site's address, and that plus 5 (which is past endbr64 already).
+# site's address, and that plus 5 (which is past endbr64 already).  On
+# arm64 the call site is the second of the entry's two patchable
+# instructions: NAME and NAME+8, or the site's address less 4 and plus 4.
 # $pa_nsites and $pa_nblack: the call sites, and how many of them the
 # blacklist covers.
 pa_targets()
@@ -186,13 +188,24 @@ pa_targets()
 		awk '{ print $1 " 2 " $2 " " $3 }' \
 			"$TRACEFS/available_filter_functions_addrs"
 	} | sort > "$PA_TMP/sweep" || return 1
-	awk -v out="$PA_TMP/counts" '
+	awk -v out="$PA_TMP/counts" -v arch="$KP_ARCH" '
 	function hexadd(h, n,   i, d, s) {
 		s = ""
 		for (i = length(h); i > 0; i--) {
 			d = index(HEX, substr(h, i, 1)) - 1 + n
 			n = int(d / 16)
 			s = substr(HEX, d % 16 + 1, 1) s
+		}
+		return s
+	}
+	# h - 4, for a site that is at least 4 (a function address)
+	function hexsub4(h,   i, d, s, b) {
+		s = ""
+		b = 4
+		for (i = length(h); i > 0; i--) {
+			d = index(HEX, substr(h, i, 1)) - 1 - b
+			b = d < 0
+			s = substr(HEX, d + 16 * b + 1, 1) s
 		}
 		return s
 	}
@@ -218,7 +231,16 @@ pa_targets()
 		}
 		m = unbracket($4)
 		key = m != "" ? m ":" $3 : $3
-		if (m != "" ? inmod[key] == 1 : all[$3] == 1)
+		uniq = m != "" ? inmod[key] == 1 : all[$3] == 1
+		# arm64: the site is the second of the two patchable
+		# instructions at the entry (a probe there is refused); the
+		# entry is 4 bytes before it, the first instruction past it 4
+		# bytes after.
+		if (arch == "aarch64" && uniq)
+			print key, key "+8", "-", key
+		else if (arch == "aarch64")
+			print "0x" hexsub4($1), "0x" hexadd($1, 4), "-", key "@" $1
+		else if (uniq)
 			print key, key "+5", key "+9", key
 		else
 			print "0x" $1, "0x" hexadd($1, 5), "-", key "@" $1
@@ -296,8 +318,9 @@ pa_slice()
 # Probes on every probeable function at once (or on the slice pa_slice
 # says, and the functions of $PA_HOT), $PA_BATCH functions at a time,
 # every Nth function of the list in a batch so that each spans the whole
-# kernel: for each function a kprobe event on its entry (ftrace-based) and
-# one past its ftrace call (a breakpoint, or a jump once optimized),
+# kernel: for each function a kprobe event on its entry (ftrace-based on
+# x86-64, a breakpoint or a jump once optimized on arm64) and one past its
+# ftrace call (a breakpoint, or a jump once optimized),
 # through kprobe_events.  Asserts, per batch: the debugfs list gains
 # exactly the probes defined, none [DISABLED] once the group is enabled;
 # the workload (forks, execs, file I/O, a module load and unload) hits
@@ -312,7 +335,6 @@ pa_slice()
 # of $PA_HOT fired, and at least one probe in twenty did.
 t_probe_all_functions()
 {
-	x86_only "offsets past x86's ftrace call (+5, +9 after endbr64)" || return
 	pa_begin kpall || return
 	pa_slice || return
 	nd0=$(grep -c 'DISABLED' "$KPDIR/list")
@@ -518,7 +540,6 @@ pa_sizes()
 # they were, and no splat.  The hits are a diagnostic.
 t_probe_random_offsets()
 {
-	x86_only "offsets inside variable-length instructions (EILSEQ)" || return
 	pa_begin kprand || return
 	pa_now
 	t0=$pa_t

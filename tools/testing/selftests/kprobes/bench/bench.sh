@@ -54,6 +54,19 @@ if [ -f "$opt" ]; then
 	sleep 1
 fi
 take optimized
+# arm64: the entry of a C function, optimized (there a breakpoint site).
+if [ -n "$entry" ]; then
+	take entry_opt_arm
+	i=0
+	while ! grep -q 'kpb_c_target+0x0.*OPTIMIZED' "$list" && [ $i -lt 100 ] &&
+	      [ -f "$opt" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -f "$opt" ] && { grep -q 'kpb_c_target+0x0.*OPTIMIZED' "$list" ||
+		echo "BENCH-ERROR entry_opt the probe was not optimized within 10 s"; }
+	take entry_opt
+fi
 [ -f "$opt" ] && echo 0 > "$opt"
 for f in post boosted ftrace $entry kretprobe kprobe_kretprobe lookup smp \
 	single_noopt batch_noopt; do

@@ -317,21 +317,23 @@ static int kpb_fig_kprobe(const char *name, kpb_fn_t fn, bool post)
 }
 
 /*
- * The optimized figure takes two steps: "optimized_arm" registers the
+ * The optimized figures take two steps: "optimized_arm" registers the
  * probe, bench.sh waits until debugfs kprobes/list shows it [OPTIMIZED]
  * (upstream marks the probe it wraps, not ours), and "optimized"
- * measures it and unregisters it.
+ * measures it and unregisters it.  "entry_opt_arm" and "entry_opt" do
+ * the same on the C function's entry, where a kernel without kprobes on
+ * ftrace (arm64) has a breakpoint that the optimizer may replace.
  */
 static struct kprobe kpb_opt_kp;
 
-static int kpb_fig_optimized(const char *name, bool arm)
+static int kpb_fig_optimized(const char *name, bool arm, kpb_fn_t fn)
 {
 	int ret;
 
 	if (arm) {
 		if (kpb_opt_kp.addr)
 			return -EBUSY;
-		kpb_opt_kp.addr = (kprobe_opcode_t *)kpb_asm_target;
+		kpb_opt_kp.addr = (kprobe_opcode_t *)fn;
 		kpb_opt_kp.pre_handler = kpb_pre;
 		ret = register_kprobe(&kpb_opt_kp);
 		if (ret) {
@@ -342,7 +344,7 @@ static int kpb_fig_optimized(const char *name, bool arm)
 	}
 	if (!kpb_opt_kp.addr)
 		return -ENOENT;
-	ret = kpb_hits(name, &kpb_opt_kp, kpb_asm_target);
+	ret = kpb_hits(name, &kpb_opt_kp, fn);
 	unregister_kprobe(&kpb_opt_kp);
 	memset(&kpb_opt_kp, 0, sizeof(kpb_opt_kp));
 	return ret;
@@ -910,6 +912,11 @@ static const char *kpb_not_here(const char *name)
 		return "no boosting: a stepped instruction traps again after its copy";
 	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) && !strcmp(name, "ftrace"))
 		return "no KPROBES_ON_FTRACE: an entry probe is a breakpoint (entry)";
+	if ((!IS_ENABLED(CONFIG_OPTPROBES) || IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) &&
+	    (!strcmp(name, "entry_opt_arm") || !strcmp(name, "entry_opt")))
+		return IS_ENABLED(CONFIG_OPTPROBES) ?
+		       "an entry probe is carried by ftrace (figure 4)" :
+		       "no jump optimization (CONFIG_OPTPROBES)";
 	return NULL;
 }
 
@@ -932,9 +939,13 @@ static int kpb_run(const char *name)
 	if (!strcmp(name, "boosted"))
 		return kpb_fig_kprobe(name, kpb_asm_target, false);
 	if (!strcmp(name, "optimized_arm"))
-		return kpb_fig_optimized(name, true);
+		return kpb_fig_optimized(name, true, kpb_asm_target);
 	if (!strcmp(name, "optimized"))
-		return kpb_fig_optimized(name, false);
+		return kpb_fig_optimized(name, false, kpb_asm_target);
+	if (!strcmp(name, "entry_opt_arm"))
+		return kpb_fig_optimized(name, true, kpb_c_target);
+	if (!strcmp(name, "entry_opt"))
+		return kpb_fig_optimized(name, false, kpb_c_target);
 	/* the same probe; "entry" where ftrace does not carry it */
 	if (!strcmp(name, "ftrace") || !strcmp(name, "entry"))
 		return kpb_fig_kprobe(name, kpb_c_target, false);
@@ -985,7 +996,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, entry_opt_arm, entry_opt, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call");
 
 static int __init kpb_init(void)
 {
