@@ -411,7 +411,6 @@ static nokprobe_inline int arm64_kp_execute(struct arm64_kp_cpu *c,
 	if (s->arch.slot)
 		return arm64_kp_start_step(f, regs);
 	arm64_probe_simulate(&s->arch.d, regs);
-	regs->pstate &= ~PSR_BTYPE_MASK;
 	if (!f->missed)
 		arm64_kp_site_post(s, regs);
 	arm64_kp_pop(c, f);
@@ -442,7 +441,6 @@ static int arm64_kp_reenter(struct arm64_kp_cpu *c, struct kprobe_site *s,
 	kprobe_site_missed(s);
 	if (!s->arch.slot) {
 		arm64_probe_simulate(&s->arch.d, regs);
-		regs->pstate &= ~PSR_BTYPE_MASK;
 		return DBG_HOOK_HANDLED;
 	}
 	f = arm64_kp_push(c, s, running, true);
@@ -483,22 +481,26 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 	running = kprobe_site_solo(s);
 	if (running) {
 		__this_cpu_write(current_kprobe, running);
-		if (running->pre_handler(running, regs)) {
-			/* A handler moved the PC: the instruction is skipped. */
-			arm64_kp_pop(c, f);
-			return DBG_HOOK_HANDLED;
-		}
+		if (running->pre_handler(running, regs))
+			goto redirected;
 	} else {
 		running = kprobe_site_first(s);
 		__this_cpu_write(current_kprobe, running);
-		if (arm64_kp_site_pre(s, regs)) {
-			arm64_kp_pop(c, f);
-			return DBG_HOOK_HANDLED;
-		}
+		if (arm64_kp_site_pre(s, regs))
+			goto redirected;
 	}
 	if (!kprobe_running())
 		__this_cpu_write(current_kprobe, running);
 	return arm64_kp_execute(c, f, regs);
+
+redirected:
+	/*
+	 * A handler moved the PC: the instruction is skipped, and no branch
+	 * type is pending at the new address.
+	 */
+	regs->pstate &= ~PSR_BTYPE_MASK;
+	arm64_kp_pop(c, f);
+	return DBG_HOOK_HANDLED;
 }
 
 NOKPROBE_SYMBOL(arm64_kp_slow);
@@ -535,10 +537,10 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 	if (likely(p && !kprobe_running())) {
 		kprobe_site_hit(s);
 		__this_cpu_write(current_kprobe, p);
-		if (!p->pre_handler(p, regs)) {
+		if (!p->pre_handler(p, regs))
 			arm64_probe_simulate(&s->arch.d, regs);
+		else
 			regs->pstate &= ~PSR_BTYPE_MASK;
-		}
 		__this_cpu_write(current_kprobe, NULL);
 		return DBG_HOOK_HANDLED;
 	}

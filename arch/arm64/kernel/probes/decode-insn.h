@@ -52,8 +52,9 @@ enum arm64_probe_how arm64_probe_decode(u32 insn, unsigned long pc,
 					const char **why);
 
 /*
- * Carry out a simulated instruction on @regs, which are at its address.
- * A literal load reads kernel memory: kprobes only.
+ * Carry out a simulated instruction on @regs, which are at its address,
+ * PSTATE's branch type included.  A literal load reads kernel memory:
+ * kprobes only.
  */
 void arm64_probe_simulate(const struct arm64_probe_insn *d,
 			  struct pt_regs *regs);

@@ -216,6 +216,12 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 	bool taken;
 	u64 val;
 
+	/*
+	 * The branch type a BTI landing pad is checked against: the one the
+	 * trap was taken with is the probed instruction's own (BRK accepts
+	 * any), and only BR and BLR leave one for the next.
+	 */
+	regs->pstate &= ~PSR_BTYPE_MASK;
 	switch (d->how) {
 	case ARM64_PROBE_BL:
 		regs->regs[30] = next;
@@ -248,8 +254,14 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 		val = arm64_probe_reg(regs, d->reg);
 		regs->regs[30] = next;
 		next = val;
+		regs->pstate |= PSR_BTYPE_C;
 		break;
 	case ARM64_PROBE_BR:
+		next = arm64_probe_reg(regs, d->reg);
+		/* From guarded kernel text: x16 and x17 may land on a BTI c. */
+		regs->pstate |= d->reg == 16 || d->reg == 17 ? PSR_BTYPE_JC :
+							    PSR_BTYPE_J;
+		break;
 	case ARM64_PROBE_RET:
 		next = arm64_probe_reg(regs, d->reg);
 		break;
