@@ -22,10 +22,10 @@ t_opt_sysctl_default()
 # optimized probe in the list, the registers handlers see on each path
 # (breakpoint, boosted, optimized, ftrace), optimization while two CPUs
 # call.  Its cases that need jump optimization skip themselves without
-# the sysctl; the others run anyway.
+# the sysctl; the others run anyway.  On x86-64 and arm64, each with its
+# own targets (kpt_asm.S, kpt_opt_arm64.S).
 t_opt_suite()
 {
-	x86_only "kprobes_opt.ko (jump optimization on x86 targets and registers)" || return
 	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
 	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }
@@ -43,7 +43,8 @@ opt_hits()
 t_opt_events_steps()
 {
 	# The first instruction after the ftrace call site (5 bytes, 9 with
-	# endbr64): kprobe events only go on functions ftrace can trace.
+	# endbr64; arm64: 8, its two patchable instructions): kprobe events
+	# only go on functions ftrace can trace.
 	off=5
 	while ! echo "p:kpk_optev kprobes_target:kpt_opt_c+$off" \
 		> "$TRACEFS/kprobe_events" 2>/dev/null; do
@@ -88,13 +89,14 @@ t_opt_events_steps()
 
 # The optimization sysctl with a kprobe event: p: on an instruction that
 # can be optimized (the first after the entry of kpt_opt_c, straight-line
-# code, see kprobes_target.h) is [OPTIMIZED] in the list once enabled;
+# code, see kprobes_target.h; x86-64: past the five-byte call, or nine
+# with endbr64; arm64: +8, past ftrace's two instructions, the offsets
+# before it refused) is [OPTIMIZED] in the list once enabled;
 # writing 0 to the sysctl takes the mark away, writing 1 brings it back;
 # every call is one hit all along.  The sysctl is put back as it was.
 # Skipped on a kernel without the sysctl.
 t_opt_sysctl_events()
 {
-	x86_only "offsets past x86's ftrace call in kpt_opt_c" || return
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
@@ -115,7 +117,6 @@ t_opt_sysctl_events()
 # a hit.  The sysctl is put back by the reset.
 t_opt_sysctl_reopt()
 {
-	x86_only "offsets past x86's ftrace call in kpt_opt_c" || return
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return

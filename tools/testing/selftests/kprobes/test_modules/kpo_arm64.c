@@ -19,11 +19,17 @@
  * kpo_rewrites: an optimized probe on each instruction a detour rewrites
  *   or runs at another address (kpt_opt_pcrel: ADR, ADRP, literal loads
  *   of W, X and SW, B, BL, B.cond both ways, CBZ, CBNZ, TBZ, TBNZ, BR,
- *   BLR, RET, a MOV, and two stepped instructions, one moving sp, one
- *   between a tst and the b.eq that reads its flags): each alone, then
- *   all at once, is [OPTIMIZED] with a B in the text, every result is
- *   kpt_opt_pcrel_want()'s and every call hits each probe once.  The
- *   instruction at each offset is checked to be of the kind named first.
+ *   BLR, RET, a MOV, PACIASP and AUTIASP, MRS and MSR of DAIF, DAIFSet
+ *   and DAIFClr, and two stepped instructions, one moving sp, one between
+ *   a tst and the b.eq that reads its flags): each alone, then all at
+ *   once, is [OPTIMIZED] with a B in the text, every result is
+ *   kpt_opt_pcrel_want()'s, every call hits each probe once and returns
+ *   with interrupts on, as they were; then the same as breakpoints, the
+ *   sysctl at 0.  The instruction at each offset is checked to be of the
+ *   kind named first.
+ *
+ * In both, calls are also made with interrupts off, and must return with
+ * them off (kpo_change_path_optimized: one in four).
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
@@ -172,12 +178,42 @@ static int kpo_rd_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 1;
 }
 
-static bool kpo_rd_call(unsigned int i)
+/*
+ * @fn on input @i, one call in four with interrupts off: the mask is as
+ * it was when it returns, and its result @want's.
+ */
+static bool kpo_rd_masked(unsigned int i, u64 (*fn)(u64 a, u64 b, u64 c),
+			  u64 (*want)(u64 a, u64 b, u64 c))
 {
-	u64 a, b, c;
+	bool off = (i & 3) == 3, ok;
+	unsigned long flags = 0;
+	u64 a, b, c, got;
 
 	kpo_input(i, &a, &b, &c);
-	return kpt_opt_redir(a, b) == kpo_rd_want(a, b);
+	if (off)
+		local_irq_save(flags);
+	got = fn(a, b, c);
+	ok = irqs_disabled() == off;
+	if (off)
+		local_irq_restore(flags);
+	else if (!ok)
+		local_irq_enable();
+	return ok && got == want(a, b, c);
+}
+
+static u64 kpo_rd_call_redir(u64 a, u64 b, u64 c)
+{
+	return kpt_opt_redir(a, b);
+}
+
+static u64 kpo_rd_want3(u64 a, u64 b, u64 c)
+{
+	return kpo_rd_want(a, b);
+}
+
+static bool kpo_rd_call(unsigned int i)
+{
+	return kpo_rd_masked(i, kpo_rd_call_redir, kpo_rd_want3);
 }
 
 /* On kpt_opt_c's entry: return ~a ^ c at once. */
@@ -190,21 +226,20 @@ static int kpo_rd_entry_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 1;
 }
 
-static bool kpo_rd_entry_call(unsigned int i)
+static u64 kpo_rd_entry_want(u64 a, u64 b, u64 c)
 {
-	u64 a, b, c;
-
-	kpo_input(i, &a, &b, &c);
-	return kpt_opt_c(a, b, c) == (~a ^ c);
+	return ~a ^ c;
 }
 
-/* This CPU calls through kpt_opt_call_c(): kpt_opt_c returns to it. */
+static bool kpo_rd_entry_call(unsigned int i)
+{
+	return kpo_rd_masked(i, kpt_opt_c, kpo_rd_entry_want);
+}
+
+/* Through kpt_opt_call_c(): kpt_opt_c returns to it. */
 static bool kpo_rd_entry_call_via(unsigned int i)
 {
-	u64 a, b, c;
-
-	kpo_input(i, &a, &b, &c);
-	return kpt_opt_call_c(a, b, c) == (~a ^ c);
+	return kpo_rd_masked(i, kpt_opt_call_c, kpo_rd_entry_want);
 }
 
 static void kpo_rd_remove(void *unused)
@@ -296,8 +331,13 @@ struct kpo_rw {
 };
 
 static const struct kpo_rw kpo_rw_table[KPT_PCREL_NR] = {
+	[KPT_PCREL_PACIASP] = { "paciasp", 0xffffffff, 0xd503233f },
 	[KPT_PCREL_STP] = { "stp x29, x30, [sp, #-16]! (stepped)", 0xffc00000, 0xa9800000 },
 	[KPT_PCREL_MOV] = { "mov x15, x0", 0xffffffff, 0xaa0003ef },
+	[KPT_PCREL_MRS_DAIF] = { "mrs x14, daif", 0xffffffff, 0xd53b422e },
+	[KPT_PCREL_DAIFSET] = { "msr daifset, #2", 0xffffffff, 0xd50342df },
+	[KPT_PCREL_DAIFCLR] = { "msr daifclr, #2", 0xffffffff, 0xd50342ff },
+	[KPT_PCREL_MSR_DAIF] = { "msr daif, x14", 0xffffffff, 0xd51b422e },
 	[KPT_PCREL_ADR] = { "adr", 0x9f000000, 0x10000000 },
 	[KPT_PCREL_ADRP] = { "adrp", 0x9f000000, 0x90000000 },
 	[KPT_PCREL_LDR_W] = { "ldr w, literal", 0xff000000, 0x18000000 },
@@ -313,6 +353,7 @@ static const struct kpo_rw kpo_rw_table[KPT_PCREL_NR] = {
 	[KPT_PCREL_TBNZ] = { "tbnz", 0x7f000000, 0x37000000 },
 	[KPT_PCREL_BR] = { "br x10", 0xffffffff, 0xd61f0140 },
 	[KPT_PCREL_BLR] = { "blr x11", 0xffffffff, 0xd63f0160 },
+	[KPT_PCREL_AUTIASP] = { "autiasp", 0xffffffff, 0xd50323bf },
 	[KPT_PCREL_RET] = { "ret", 0xffffffff, 0xd65f03c0 },
 };
 
@@ -350,10 +391,14 @@ static unsigned long kpo_rw_addr(unsigned int i)
 	return (unsigned long)kpt_opt_pcrel + kpt_opt_pcrel_off[i];
 }
 
-/* With BTI enforced, a BLR through another register than x16, x17 is not. */
+/*
+ * With BTI enforced, neither a landing pad (paciasp) nor a BLR through
+ * another register than x16, x17 is.
+ */
 static bool kpo_rw_optimizable(unsigned int i)
 {
-	return !(IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) && i == KPT_PCREL_BLR);
+	return !(IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) &&
+		 (i == KPT_PCREL_BLR || i == KPT_PCREL_PACIASP));
 }
 
 static void kpo_rw_register(struct kunit *test, unsigned int i)
@@ -391,17 +436,24 @@ static void kpo_rw_expect(struct kunit *test, unsigned int i, const char *step)
 static void kpo_rw_calls(struct kunit *test, unsigned int first,
 			 const char *step)
 {
-	int before[KPT_PCREL_NR];
-	unsigned int i, bad = 0;
+	int before[KPT_PCREL_NR], bad_pc[KPT_PCREL_NR];
+	unsigned int i, bad = 0, bad_irq = 0;
 	u64 x, a, b, got;
 
-	for (i = 0; i < KPT_PCREL_NR; i++)
+	for (i = 0; i < KPT_PCREL_NR; i++) {
 		before[i] = atomic_read(&kpo_rw_probes[i].hits);
+		bad_pc[i] = atomic_read(&kpo_rw_probes[i].bad_pc);
+	}
 	for (i = first; i < first + KPO_RW_CALLS; i++) {
 		/* Bits 0 to 4 every way, above them pseudo-random ones. */
 		kpo_input(i, &a, &b, &x);
 		x = (a & ~31ULL) | (i & 31);
 		got = kpt_opt_pcrel(x);
+		if (irqs_disabled() && !bad_irq++)
+			KUNIT_FAIL(test, "%s: kpt_opt_pcrel(%#llx) returned with interrupts off",
+				   step, x);
+		if (irqs_disabled())
+			local_irq_enable();
 		if (got != kpt_opt_pcrel_want(x) && !bad++)
 			KUNIT_FAIL(test, "%s: kpt_opt_pcrel(%#llx) = %#llx, want %#llx",
 				   step, x, got, kpt_opt_pcrel_want(x));
@@ -416,7 +468,7 @@ static void kpo_rw_calls(struct kunit *test, unsigned int first,
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->hits) - before[i],
 				    KPO_RW_CALLS, "%s: %s: hits in %u calls", step,
 				    kpo_rw_table[i].what, KPO_RW_CALLS);
-		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->bad_pc), 0,
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->bad_pc) - bad_pc[i], 0,
 				    "%s: %s: regs->pc not the probed address",
 				    step, kpo_rw_table[i].what);
 		KUNIT_EXPECT_EQ_MSG(test, p->kp.nmissed, 0UL, "%s: %s: missed",

@@ -76,6 +76,23 @@
  *   a breakpoint (pre and post handlers) and a boosted one, as the probed
  *   code had them on the optimized and ftrace paths.
  *
+ * On arm64 (targets in kpt_opt_arm64.S) the cases assert arm64's truth
+ * where it differs: a pre_handler finds the PC on the probed instruction,
+ * x0-x2 the arguments, the return address in the link register and x29
+ * on the frame record of kpt_opt_call() (which its stack trace names
+ * next), and on the mul the registers and the flags (NZCV) of the
+ * instructions before it.  The jump replaces the probed instruction
+ * alone: a probe on the next instruction (kpo_states, kpo_smp), or on
+ * one a branch lands right past (kpo_cold_entry), is optimized too, and
+ * kpo_refusals has an instruction with an exception-table entry and
+ * blr x30.  An optimized probe honours a redirection
+ * (kpo_change_path_sysctl; kpo_change_path_optimized, in kpo_arm64.c
+ * with kpo_rewrites, the detour's rewrites of PC-relative instructions
+ * and branches).  There is no boosting and there are no kprobes on
+ * ftrace: kpo_*_boosted and kpo_*_ftrace skip, and kpo_regs_* check the
+ * entry of kpt_opt_c as a breakpoint and as an optimized site.
+ * kpo_uaccess (SMAP) is x86-64's.
+ *
  * Upstream 6.12 (run with upstream=1, see run_tests.sh) passes all of it
  * but for two known deviations, reported there and not failed: it never
  * runs the post_handler of a probe registered where a probe without one
@@ -102,8 +119,6 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/cpufeature.h>
-#include <asm/ibt.h>
-#include <asm/text-patching.h>
 #include "kprobes_target.h"
 #include "kpo.h"
 
@@ -117,7 +132,13 @@ MODULE_PARM_DESC(cross_cpu,
 		 "keep the other CPU calling while the text is patched (not under multi-threaded TCG)");
 
 /* The layout of kpt_opt_asm, as its source has it. */
-static const u32 kpo_layout_want[] = { 0, 3, 6, 9, 13, 17, 20, 23, 27, 30, 33 };
+static const u32 kpo_layout_want[] = {
+#if defined(CONFIG_X86_64)
+	0, 3, 6, 9, 13, 17, 20, 23, 27, 30, 33
+#elif defined(CONFIG_ARM64)
+	0, 4, 8, 12, 16, 20, 24, 28, 32
+#endif
+};
 
 /* ---------------------------------------------------------------------
  * Probes and their handlers
@@ -137,10 +158,10 @@ int kpo_pre(struct kprobe *kp, struct pt_regs *regs)
 		p->last.ntrace = stack_trace_save(p->last.trace, KPO_TRACE, 0);
 		p->last.valid = true;
 	}
-	if (p->set == KPO_SET_DI)
-		regs->di = p->set_val;
-	else if (p->set == KPO_SET_AX)
-		regs->ax = p->set_val;
+	if (p->set == KPO_SET_ARG0)
+		kpo_set_arg0(regs, p->set_val);
+	else if (p->set == KPO_SET_MID)
+		kpo_set_mid(regs, p->set_val);
 	atomic_inc(&p->pre);
 	if (p->divert) {
 		instruction_pointer_set(regs, p->divert);
@@ -278,7 +299,7 @@ int kpo_bind_self(struct kunit *test)
 
 /*
  * kpt_opt_asm: its layout must be the one the cases are written for, after
- * the endbr64 a kernel built with IBT starts it with.
+ * the endbr64 (bti c) a kernel built with IBT (BTI) starts it with.
  */
 void kpo_layout(struct kunit *test)
 {
@@ -289,8 +310,7 @@ void kpo_layout(struct kunit *test)
 	ctx->insns = kpt_opt_asm_layout(&ctx->ninsns, &ctx->size);
 	KUNIT_ASSERT_EQ(test, ctx->ninsns, (unsigned int)ARRAY_SIZE(kpo_layout_want));
 	skip = ctx->insns[0];
-	KUNIT_ASSERT_TRUE_MSG(test, !skip || (HAS_KERNEL_IBT && skip == ENDBR_INSN_SIZE &&
-					      is_endbr(*(u32 *)ctx->addr)),
+	KUNIT_ASSERT_TRUE_MSG(test, kpo_pad_ok(ctx->addr, skip),
 			      "kpt_opt_asm: code starts at +%u", skip);
 	ctx->code = ctx->addr + skip;
 	KUNIT_ASSERT_EQ(test, ctx->size - skip, (unsigned int)KPO_SIZE);
@@ -495,19 +515,75 @@ static void kpo_step(struct kunit *test, const char *step, const int *want)
 /* Pool slots of kpo_states. */
 enum { KPO_P, KPO_Q, KPO_R, KPO_S };
 
+/* A probe on the second instruction, which P's jump covers (x86-64). */
+static void kpo_states_inside(struct kunit *test, unsigned long a0,
+			      unsigned long a1)
+{
+	static const int p_r[] = { 1, -1, 1, -1 };
+	static const int p_only[] = { 1, -1, -1, -1 };
+	struct kpo_probe *r;
+	char marks[64];
+	bool r_opt;
+	int state;
+
+	r = kpo_new(KPO_R, false);
+	kpo_register(test, r, a1);
+	kpo_expect_plain(test, a0, "probe inside its jump");
+	state = kpt_wait_probe_state(a1, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
+				     KPO_MAYBE_MS);
+	kunit_info(test, "the probe at %pS, inside the jump of the one at %pS: %s\n",
+		   (void *)a1, (void *)a0, kpo_marks(state, marks, sizeof(marks)));
+	r_opt = state >= 0 && (state & KPT_PS_OPTIMIZED);
+	kpo_step(test, "probe inside its jump", p_r);
+	kpo_unregister(test, r);
+	if (kpo_upstream && r_opt) {
+		/*
+		 * Upstream 6.12 does not optimize a probe again when the
+		 * probe that stood in its way was optimized itself; the
+		 * sysctl's 0 and 1 below do.
+		 */
+		state = kpt_wait_probe_state(a0, KPO_ANY,
+					     KPT_PS_LISTED | KPT_PS_OPTIMIZED,
+					     KPO_MAYBE_MS);
+		kunit_info(test,
+			   "upstream: once the optimized probe inside its jump is gone, the probe at %pS is %s (upstream does not optimize it again)\n",
+			   (void *)a0, kpo_marks(state, marks, sizeof(marks)));
+	} else {
+		kpo_expect_optimized(test, a0, "probe inside its jump gone");
+	}
+	kpo_step(test, "probe inside its jump gone", p_only);
+}
+
+/*
+ * Where the jump covers the probed instruction alone (arm64), a probe on
+ * the next one is no probe inside it: both are optimized, each on its
+ * own, and P stays so when the other goes.
+ */
+static void kpo_states_next(struct kunit *test, unsigned long a0,
+			    unsigned long a1)
+{
+	static const int p_r[] = { 1, -1, 1, -1 };
+	static const int p_only[] = { 1, -1, -1, -1 };
+	struct kpo_probe *r = kpo_new(KPO_R, false);
+
+	kpo_register(test, r, a1);
+	kpo_expect_optimized(test, a1, "probe on the next instruction");
+	kpo_expect_optimized(test, a0, "with a probe on the next instruction");
+	kpo_step(test, "probe on the next instruction", p_r);
+	kpo_unregister(test, r);
+	kpo_expect_optimized(test, a0, "probe on the next instruction gone");
+	kpo_step(test, "probe on the next instruction gone", p_only);
+}
+
 void kpo_states(struct kunit *test)
 {
 	/* Hits per call of P, Q, R, S; -1: not registered. */
 	static const int p_only[] = { 1, -1, -1, -1 };
 	static const int p_q[] = { 1, 1, -1, -1 };
 	static const int p_none[] = { 0, -1, -1, -1 };
-	static const int p_r[] = { 1, -1, 1, -1 };
 	static const int p_s[] = { 1, -1, -1, 1 };
-	struct kpo_probe *p, *q, *r, *s;
+	struct kpo_probe *p, *q, *s;
 	unsigned long a0, a1, a4;
-	char marks[64];
-	bool r_opt;
-	int state;
 
 	kpo_need_sysctl(test, 1);
 	kpo_layout(test);
@@ -537,33 +613,10 @@ void kpo_states(struct kunit *test)
 	kpo_expect_optimized(test, a0, "enabled again");
 	kpo_step(test, "enabled again", p_only);
 
-	/* A probe on the second instruction, which P's jump covers. */
-	r = kpo_new(KPO_R, false);
-	kpo_register(test, r, a1);
-	kpo_expect_plain(test, a0, "probe inside its jump");
-	state = kpt_wait_probe_state(a1, KPT_PS_OPTIMIZED, KPT_PS_OPTIMIZED,
-				     KPO_MAYBE_MS);
-	kunit_info(test, "the probe at %pS, inside the jump of the one at %pS: %s\n",
-		   (void *)a1, (void *)a0, kpo_marks(state, marks, sizeof(marks)));
-	r_opt = state >= 0 && (state & KPT_PS_OPTIMIZED);
-	kpo_step(test, "probe inside its jump", p_r);
-	kpo_unregister(test, r);
-	if (kpo_upstream && r_opt) {
-		/*
-		 * Upstream 6.12 does not optimize a probe again when the
-		 * probe that stood in its way was optimized itself; the
-		 * sysctl's 0 and 1 below do.
-		 */
-		state = kpt_wait_probe_state(a0, KPO_ANY,
-					     KPT_PS_LISTED | KPT_PS_OPTIMIZED,
-					     KPO_MAYBE_MS);
-		kunit_info(test,
-			   "upstream: once the optimized probe inside its jump is gone, the probe at %pS is %s (upstream does not optimize it again)\n",
-			   (void *)a0, kpo_marks(state, marks, sizeof(marks)));
-	} else {
-		kpo_expect_optimized(test, a0, "probe inside its jump gone");
-	}
-	kpo_step(test, "probe inside its jump gone", p_only);
+	if (KPO_JUMP_COVERS_NEXT)
+		kpo_states_inside(test, a0, a1);
+	else
+		kpo_states_next(test, a0, a1);
 
 	/* The sysctl: 0 unoptimizes, and keeps a new probe unoptimized. */
 	kpo_sysctl(test, 0);
@@ -608,6 +661,10 @@ static struct kunit_case kpo_cases[] = {
 	KUNIT_CASE(kpo_context_boosted),
 	KUNIT_CASE(kpo_context_optimized),
 	KUNIT_CASE(kpo_context_ftrace),
+#ifdef CONFIG_ARM64
+	KUNIT_CASE_SLOW(kpo_change_path_optimized),
+	KUNIT_CASE_SLOW(kpo_rewrites),
+#endif
 	{}
 };
 

@@ -33,6 +33,13 @@
 /* Functions kpt_many_0() ... of kpt_many[]. */
 #define KPT_NMANY		1000
 
+/* kpt_opt_pcrel()'s literals and data (arm64: kpt_opt_arm64.S). */
+#define KPT_PCREL_LIT_A		0x1122334455667788
+#define KPT_PCREL_LIT_X		0x0123456789abcdef
+#define KPT_PCREL_LIT_W		0x89abcdef
+#define KPT_PCREL_LIT_SW	0x80000001
+#define KPT_PCREL_DATA		0x0f1e2d3c4b5a6978
+
 /* What kpt_cold() adds. */
 #define KPT_COLD_ADD		0x7070
 
@@ -295,16 +302,18 @@ extern const u32 kpt_bnd_asm_size;
 /*
  * Targets of the jump-optimization cases (kprobes_opt.ko, and the
  * optimized walk of kprobes_boundary.ko).  Both return kpt_opt_want(a, b,
- * c).  kpt_opt_asm() (kpt_asm.S) is straight-line code of 3- and 4-byte
- * instructions that uses no stack, with no branch but its final ret:
- * kpt_opt_asm_layout() gives its size and the offset of each instruction.
- * kpt_opt_c() is plain C, its entry an ftrace call site.
+ * c).  kpt_opt_asm() (kpt_asm.S; arm64: kpt_opt_arm64.S, nine
+ * instructions) is straight-line code of 3- and 4-byte instructions that
+ * uses no stack, with no branch but its final ret: kpt_opt_asm_layout()
+ * gives its size and the offset of each instruction.  kpt_opt_c() is plain
+ * C, its entry an ftrace call site.
  *
  * kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c), kpt_opt_call_c(a, b,
  * c) kpt_opt_c(a, b, c), each from one call whose return address is
  * kpt_label_addr(KPT_L_OPT_CALL_RET), resp. KPT_L_OPT_CALL_C_RET; just
  * before that call each stores its stack pointer in kpt_opt_sp, so that
- * the callee starts with the stack pointer kpt_opt_sp - 8.
+ * the callee starts with the stack pointer kpt_opt_sp - 8 (arm64: see
+ * below).
  */
 static inline u64 kpt_opt_want(u64 a, u64 b, u64 c)
 {
@@ -324,6 +333,112 @@ extern const u32 kpt_opt_asm_ninsns;
 extern const u32 kpt_opt_asm_size;
 extern const u32 kpt_opt_call_ret_off;
 extern const u32 kpt_opt_call_c_ret_off;
+
+/*
+ * arm64's jump-optimization targets (kpt_opt_arm64.S).  There,
+ * kpt_opt_call() and kpt_opt_call_c() call through an inner frame of
+ * their own: the callee starts with its stack pointer and frame pointer
+ * (x29) at that frame record, noted in kpt_opt_sp, which returns to
+ * kpt_opt_call + kpt_opt_call_up_off (kpt_opt_call_c + kpt_opt_call_c_up_off);
+ * the callee's own return address, in the link register, is
+ * kpt_opt_call + kpt_opt_call_ret_off (..._c_ret_off).
+ *
+ * kpt_opt_ref_NAME(a, b, c) returns a + b + 3; the instruction
+ * kpt_opt_ref_off[KPT_OPT_REF_NAME] bytes in is one arm64 does not
+ * optimize: extable, a load with an exception-table entry (that adds
+ * *(u64 *)c, c must be valid); blr_lr, a blr x30.
+ *
+ * kpt_opt_pcrel(x) returns kpt_opt_pcrel_want(x), through one instruction
+ * of each kind that a detour rewrites or runs at another address, at
+ * kpt_opt_pcrel_off[KPT_PCREL_*]: all run once per call, the conditional
+ * branches taken or not by bits 0 to 4 of x.  Called with interrupts on,
+ * it masks them and unmasks them, and puts the caller's mask back.
+ *
+ * kpt_opt_redir(a, b) returns kpt_opt_redir_want(a, b): (a + b) << 4,
+ * or-ed with the flags of cmp a, b (N 1, Z 2, C 4, V 8).  The instruction
+ * kpt_opt_redir_off bytes in, between the cmp and the csets that read its
+ * flags, is the add that puts a + b in x2: a handler there that moves the
+ * PC past it decides the result with the x2 and the flags it leaves.
+ */
+#ifdef CONFIG_ARM64
+extern const u32 kpt_opt_call_up_off;
+extern const u32 kpt_opt_call_c_up_off;
+
+enum { KPT_OPT_REF_EXTABLE, KPT_OPT_REF_BLR_LR, KPT_OPT_REF_NR };
+u64 kpt_opt_ref_extable(u64 a, u64 b, u64 c);
+u64 kpt_opt_ref_blr_lr(u64 a, u64 b, u64 c);
+extern const u32 kpt_opt_ref_off[KPT_OPT_REF_NR];
+
+enum kpt_pcrel {
+	KPT_PCREL_PACIASP,
+	KPT_PCREL_STP,		/* stp x29, x30, [sp, #-16]!, stepped */
+	KPT_PCREL_MOV,		/* mov x15, x0 */
+	KPT_PCREL_MRS_DAIF,	/* mrs x14, daif */
+	KPT_PCREL_DAIFSET,	/* msr daifset, #2 */
+	KPT_PCREL_DAIFCLR,	/* msr daifclr, #2 */
+	KPT_PCREL_MSR_DAIF,	/* msr daif, x14 */
+	KPT_PCREL_ADR,
+	KPT_PCREL_ADRP,
+	KPT_PCREL_LDR_W,	/* ldr w5, <literal> */
+	KPT_PCREL_LDR_X,
+	KPT_PCREL_LDRSW,
+	KPT_PCREL_B,
+	KPT_PCREL_BL,
+	KPT_PCREL_FLAGS,	/* an add between a tst and the b.eq, stepped */
+	KPT_PCREL_BCOND,	/* b.eq, taken for an even x */
+	KPT_PCREL_CBZ,		/* taken when bit 1 of x is clear */
+	KPT_PCREL_CBNZ,		/* taken when bit 2 is set */
+	KPT_PCREL_TBZ,		/* bit 3 clear */
+	KPT_PCREL_TBNZ,		/* bit 4 set */
+	KPT_PCREL_BR,		/* br x10 */
+	KPT_PCREL_BLR,		/* blr x11 */
+	KPT_PCREL_AUTIASP,
+	KPT_PCREL_RET,
+	KPT_PCREL_NR,
+};
+
+u64 kpt_opt_pcrel(u64 x);
+extern const u32 kpt_opt_pcrel_off[KPT_PCREL_NR];
+
+static inline u64 kpt_opt_pcrel_want(u64 x)
+{
+	u64 r = x + 0x80 + KPT_PCREL_LIT_A;
+
+	r ^= KPT_PCREL_DATA;
+	r += (u32)KPT_PCREL_LIT_W;
+	r ^= KPT_PCREL_LIT_X;
+	r += (u64)(s64)(s32)KPT_PCREL_LIT_SW;
+	r = r * 5 + 7 + 0x55;
+	if (x & 1)
+		r += 0x11;
+	if (x & 2)
+		r += 0x22;
+	if (!(x & 4))
+		r += 0x44;
+	if (x & 8)
+		r += 0x88;
+	if (!(x & 16))
+		r += 0x100;
+	return (r << 1) + 0x3c3;
+}
+
+u64 kpt_opt_redir(u64 a, u64 b);
+extern const u32 kpt_opt_redir_off;
+
+/* The flags of cmp a, b (subs), as kpt_opt_redir() packs them. */
+static inline u64 kpt_opt_cmp_flags(u64 a, u64 b)
+{
+	u64 d = a - b;
+
+	return (d >> 63) | (u64)(a == b) << 1 | (u64)(a >= b) << 2 |
+	       (((a ^ b) & (a ^ d)) >> 63) << 3;
+}
+
+static inline u64 kpt_opt_redir_want(u64 a, u64 b)
+{
+	return (a + b) << 4 | kpt_opt_cmp_flags(a, b);
+}
+#endif /* CONFIG_ARM64 */
 
 /*
  * Jump optimization as the tests see it: the sysctl

@@ -400,7 +400,7 @@ EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
  * Jump optimization: targets, the sysctl, the list (see kprobes_target.h)
  */
 
-/* Written by kpt_opt_call() and kpt_opt_call_c() (kpt_asm.S). */
+/* Written by kpt_opt_call(), kpt_opt_call_c(): kpt_asm.S, kpt_opt_arm64.S. */
 unsigned long kpt_opt_sp;
 EXPORT_SYMBOL_GPL(kpt_opt_sp);
 
@@ -411,7 +411,7 @@ __used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
 }
 EXPORT_SYMBOL_GPL(kpt_opt_c);
 
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_opt_asm_ninsns;

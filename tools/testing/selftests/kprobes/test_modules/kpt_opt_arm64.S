@@ -5,18 +5,31 @@
  * layouts are what the cases are written for: every offset a case probes
  * is recorded below, next to the instruction.
  *
- * Each starts with KPB_FUNC_START (bench/kpb_gen_arm64.S): a probe on a
- * target's address meets its own first instruction, not the "bti c" that
- * SYM_FUNC_START puts first (a kernel that enforces landing pads,
- * CONFIG_ARM64_BTI_KERNEL, gets it back; kpt_opt_asm_insns[] then starts
- * past it, as x86-64's starts past endbr64).  Functions only reached by a
- * BL or BLR of these are SYM_FUNC_START_LOCAL, landing pad and all.
+ * Each starts with KPO_FUNC_START (as bench/kpb_gen_arm64.S's
+ * KPB_FUNC_START): a probe on a target's address meets its own first
+ * instruction, not the "bti c" that SYM_FUNC_START puts first whatever
+ * the configuration.  A kernel that enforces landing pads
+ * (CONFIG_ARM64_BTI_KERNEL) gets it back, and kpt_opt_asm_insns[] then
+ * starts past it, as x86-64's starts past endbr64.  Functions only
+ * reached by a BL or BLR of these are SYM_FUNC_START_LOCAL, landing pad
+ * and all.
  */
 #include <linux/export.h>
 #include <linux/linkage.h>
 #include <asm/asm-extable.h>
 #include "kprobes_target.h"
-#include "../bench/kpb_gen_arm64.S"
+
+#ifdef CONFIG_ARM64_BTI_KERNEL
+#define KPO_BTI_C	bti c ;
+#else
+#define KPO_BTI_C
+#endif
+#define KPO_FUNC_START(name)				\
+	SYM_START(name, SYM_L_GLOBAL, SYM_A_ALIGN)	\
+	KPO_BTI_C
+#define KPO_FUNC_START_LOCAL(name)			\
+	SYM_START(name, SYM_L_LOCAL, SYM_A_ALIGN)	\
+	KPO_BTI_C
 
 /*
  * An exception-table entry for a kernel access at \insn: a fault there
@@ -48,7 +61,7 @@ SYM_DATA_START(kpt_opt_asm_insns)
 	.popsection
 .endm
 
-KPB_FUNC_START(kpt_opt_asm)
+KPO_FUNC_START(kpt_opt_asm)
 	KPO	orr	x4, x1, #1		/* b | 1 */
 	KPO	lsl	x5, x0, #3		/* a << 3 */
 	KPO	mov	x6, x2			/* c */
@@ -75,7 +88,7 @@ SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
  * and the frame record its x29 points to, which is also its stack
  * pointer, noted in kpt_opt_sp, returns to .Lkpo_call_up.
  */
-KPB_FUNC_START(kpt_opt_call)
+KPO_FUNC_START(kpt_opt_call)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	bl	.Lkpo_call_inner
@@ -94,7 +107,7 @@ KPB_FUNC_START(kpt_opt_call)
 SYM_FUNC_END(kpt_opt_call)
 EXPORT_SYMBOL_GPL(kpt_opt_call)
 
-KPB_FUNC_START(kpt_opt_call_c)
+KPO_FUNC_START(kpt_opt_call_c)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	bl	.Lkpo_call_c_inner
@@ -130,7 +143,7 @@ EXPORT_SYMBOL_GPL(kpt_opt_call_c_up_off)
  * the cold part, kpt_cold.cold, which branches back to the instruction
  * after the first: the tbnz runs twice for it.
  */
-KPB_FUNC_START(kpt_cold)
+KPO_FUNC_START(kpt_cold)
 	mov	x1, #KPT_COLD_ADD
 .Lkpt_cold_after_first:
 	tbnz	x0, #0, kpt_cold.cold
@@ -139,7 +152,7 @@ KPB_FUNC_START(kpt_cold)
 SYM_FUNC_END(kpt_cold)
 EXPORT_SYMBOL_GPL(kpt_cold)
 
-KPB_FUNC_START_LOCAL(kpt_cold.cold)
+KPO_FUNC_START_LOCAL(kpt_cold.cold)
 	and	x0, x0, #~1
 	b	.Lkpt_cold_after_first
 SYM_FUNC_END(kpt_cold.cold)
@@ -152,7 +165,7 @@ SYM_FUNC_END(kpt_cold.cold)
  * extable: a load with an exception-table entry (its fixup is keyed to
  * the load's own address), adding *(u64 *)c: c must be valid.
  */
-KPB_FUNC_START(kpt_opt_ref_extable)
+KPO_FUNC_START(kpt_opt_ref_extable)
 	add	x0, x0, x1
 .Lkpt_opt_ref_extable_p:
 	ldr	x3, [x2]
@@ -165,7 +178,7 @@ SYM_FUNC_END(kpt_opt_ref_extable)
 EXPORT_SYMBOL_GPL(kpt_opt_ref_extable)
 
 /* blr_lr: blr x30, which needs the register it overwrites. */
-KPB_FUNC_START(kpt_opt_ref_blr_lr)
+KPO_FUNC_START(kpt_opt_ref_blr_lr)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	adr	x30, kpt_opt_add3
@@ -192,12 +205,15 @@ SYM_DATA_END(kpt_opt_ref_off)
 EXPORT_SYMBOL_GPL(kpt_opt_ref_off)
 
 /* ---------------------------------------------------------------------
- * u64 kpt_opt_pcrel(u64 x): kpt_opt_pcrel_want(x).  One instruction of
- * each kind an optimized probe's detour rewrites or runs at another
- * address, each run once per call: the bits 0 to 4 of x decide which way
- * each conditional branch goes.  x is kept in x15, the result built in
- * x0.  "KPO_P kind, insn" records the offset of the instruction in
- * kpt_opt_pcrel_off[], in the order of enum kpt_pcrel.
+ * u64 kpt_opt_pcrel(u64 x): kpt_opt_pcrel_want(x), to be called with
+ * interrupts on.  One instruction of each kind an optimized probe's
+ * detour rewrites or runs at another address, each run once per call:
+ * the bits 0 to 4 of x decide which way each conditional branch goes.
+ * x is kept in x15, the result built in x0.  "KPO_P insn" records the
+ * offset of the instruction in kpt_opt_pcrel_off[], in the order of enum
+ * kpt_pcrel.  PACIASP signs the link register with the stack pointer as
+ * its modifier, and AUTIASP checks it before the ret: a detour that ran
+ * either on another stack pointer would return through a corrupt one.
  */
 	.pushsection .rodata
 	.balign 4
@@ -212,10 +228,22 @@ SYM_DATA_START(kpt_opt_pcrel_off)
 	.popsection
 .endm
 
-KPB_FUNC_START(kpt_opt_pcrel)
+KPO_FUNC_START(kpt_opt_pcrel)
+	KPO_P	hint	#25			/* KPT_PCREL_PACIASP: paciasp */
 	KPO_P	stp	x29, x30, [sp, #-16]!	/* KPT_PCREL_STP, stepped */
 	mov	x29, sp
 	KPO_P	mov	x15, x0			/* KPT_PCREL_MOV */
+	/* Interrupts masked, then unmasked: x0 + 0x80. */
+	KPO_P	mrs	x14, daif		/* KPT_PCREL_MRS_DAIF */
+	KPO_P	msr	daifset, #2		/* KPT_PCREL_DAIFSET */
+	mrs	x13, daif
+	and	x13, x13, #0x80
+	add	x0, x0, x13
+	KPO_P	msr	daifclr, #2		/* KPT_PCREL_DAIFCLR */
+	mrs	x13, daif
+	and	x13, x13, #0x80
+	add	x0, x0, x13, lsl #1
+	KPO_P	msr	daif, x14		/* KPT_PCREL_MSR_DAIF: the caller's */
 	KPO_P	adr	x1, .Lkpt_pcrel_lit_a	/* KPT_PCREL_ADR */
 	ldr	x2, [x1]
 	add	x0, x0, x2
@@ -254,6 +282,7 @@ KPB_FUNC_START(kpt_opt_pcrel)
 	adr	x11, kpt_opt_pcrel_sub2
 	KPO_P	blr	x11			/* KPT_PCREL_BLR */
 	ldp	x29, x30, [sp], #16
+	KPO_P	hint	#29			/* KPT_PCREL_AUTIASP: autiasp */
 	KPO_P	ret				/* KPT_PCREL_RET */
 SYM_FUNC_END(kpt_opt_pcrel)
 EXPORT_SYMBOL_GPL(kpt_opt_pcrel)
@@ -300,7 +329,7 @@ SYM_DATA_LOCAL(kpt_opt_pcrel_data, .quad KPT_PCREL_DATA)
  * read the flags: a handler there that moves the PC past it decides the
  * result with x2 and the flags it leaves.
  */
-KPB_FUNC_START(kpt_opt_redir)
+KPO_FUNC_START(kpt_opt_redir)
 	cmp	x0, x1
 .Lkpt_opt_redir_p:
 	add	x2, x0, x1
