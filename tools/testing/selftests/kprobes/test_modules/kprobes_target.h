@@ -273,9 +273,12 @@ extern const u32 kpt_asm_popf_off;
 /*
  * Return-probe targets a task stays in: kpt_kret_spin(x) spins while
  * kpt_kret_spinning is set, kpt_kret_park(x) sleeps at the gate
- * (kpt_gate_wait()).  Both note in kpt_kret_fp their stack pointer on
- * entry, where their return address is, and return what they are given
- * (kpt_kret_park: plus KPT_GATE_ADD).
+ * (kpt_gate_wait()).  Both note in kpt_kret_fp, on entry, what the
+ * architecture keys a return probe's instance on (ri->fp, what an
+ * unwinder passes kretprobe_find_ret_addr()): on x86-64 their stack
+ * pointer, where their return address is (kpt_asm.S); on arm64 their
+ * frame pointer x29, their caller's frame record (kpt_kret_arm64.S).
+ * They return what they are given (kpt_kret_park: plus KPT_GATE_ADD).
  */
 int kpt_kret_spin(int x);
 int kpt_kret_park(int x);

@@ -663,7 +663,7 @@ bool kpt_within_target(unsigned long addr)
 }
 EXPORT_SYMBOL_GPL(kpt_within_target);
 
-/* kpt_kret_spin() and kpt_kret_park() note their entry stack pointer. */
+/* kpt_kret_spin() and kpt_kret_park() note their instance key on entry. */
 unsigned long kpt_kret_fp;
 EXPORT_SYMBOL_GPL(kpt_kret_fp);
 int kpt_kret_spinning;
