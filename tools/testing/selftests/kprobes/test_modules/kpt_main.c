@@ -397,8 +397,8 @@ unsigned long kpt_label_addr(enum kpt_label label)
 EXPORT_SYMBOL_GPL(kpt_label_addr);
 #endif /* KPT_ASM_TARGETS */
 
-/* The layout of kpt_asm.S's boundary-walk target. */
-#ifdef CONFIG_X86_64
+/* The layout of the boundary-walk target (kpt_asm.S, kpt_bnd_arm64.S). */
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_bnd_asm_ninsns;
@@ -406,7 +406,7 @@ const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 	return kpt_bnd_asm_insns;
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
-#endif /* CONFIG_X86_64 */
+#endif
 
 /* ---------------------------------------------------------------------
  * Jump optimization: targets, the sysctl, the list (see kprobes_target.h)
