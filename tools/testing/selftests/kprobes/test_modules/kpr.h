@@ -158,6 +158,7 @@ void kpr_uaccess(struct kunit *test);
 void kpr_task_exit(struct kunit *test);
 void kpr_recursion_maxactive_1(struct kunit *test);
 void kpr_no_miss(struct kunit *test);
+void kpr_pool_trim_last_cached(struct kunit *test);
 
 /* kpr_edge.c */
 void kpr_err_data_size(struct kunit *test);

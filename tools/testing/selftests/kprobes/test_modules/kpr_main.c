@@ -805,6 +805,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_find_ret_addr),
 	KUNIT_CASE(kpr_uaccess),
 	KUNIT_CASE_SLOW(kpr_no_miss),
+	KUNIT_CASE_SLOW(kpr_pool_trim_last_cached),
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),
 	KUNIT_CASE(kpr_err_not_entry),

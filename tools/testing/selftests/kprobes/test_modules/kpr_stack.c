@@ -781,4 +781,123 @@ void kpr_no_miss(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 }
 
+#define KPR_TRIM_OTHERS	40
+
+static atomic_t kpr_trim_back;
+
+static int kpr_trim_thread(void *arg)
+{
+	int x = (long)arg;
+
+	if (kpt_gate_wait(x) != x + KPT_GATE_ADD)
+		atomic_inc(&kpr_crowd.wrong);
+	atomic_inc(&kpr_trim_back);
+	module_put_and_kthread_exit(0);
+}
+
+static struct task_struct *kpr_trim_start(struct kunit *test, int x, int cpu)
+{
+	struct task_struct *t = kthread_create(kpr_trim_thread, (void *)(long)x,
+					       "kpr_trim/%d", x);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	__module_get(THIS_MODULE);
+	kthread_bind(t, cpu);
+	get_task_struct(t);
+	wake_up_process(t);
+	return t;
+}
+
+static int kpr_trim_back_count(void)
+{
+	return atomic_read(&kpr_trim_back);
+}
+
+/*
+ * The pool shrinks back to its floor once the calls are over, whichever
+ * way the last instance comes back.  KPR_TRIM_OTHERS callers, bound to
+ * one CPU, and one more (the straggler), bound to the other, sleep in
+ * kpt_gate_wait(): the pool grows in chunks (10, 10, 20, 40, ...), the
+ * others fill the first three, the straggler, entering last, takes its
+ * instance from the fourth.  The gate opens while this thread holds the
+ * straggler's CPU with preemption off: the others return, and the trim
+ * they ask for runs (a second later) with only the straggler's instance
+ * out, so it frees every idle chunk but the straggler's.  Then the
+ * straggler returns: its instance goes into its CPU's empty per-CPU cache,
+ * and the pool must still get back to its floor.
+ */
+void kpr_pool_trim_last_cached(struct kunit *test)
+{
+#ifdef KRETPROBE_POOL_GROWS
+	struct task_struct *t[KPR_TRIM_OTHERS + 1];
+	struct kpr_probe *p = kpr_new(0);
+	struct kretprobe_pool_info info;
+	unsigned int trimmed;
+	int cpu[2], i, n = KPR_TRIM_OTHERS;
+	unsigned long end;
+
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	if (cpu[1] >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_gate_wait;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	atomic_set(&kpr_trim_back, 0);
+	atomic_set(&kpr_crowd.wrong, 0);
+	kpt_gate_close();
+	for (i = 0; i < n; i++)
+		t[i] = kpr_trim_start(test, i, cpu[0]);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	t[n] = kpr_trim_start(test, n, cpu[1]);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n + 1, 60),
+			      "the straggler did not come in");
+	KUNIT_ASSERT_EQ_MSG(test, p->rp.nmissed, 0,
+			    "calls found no instance: the layout assumed is not there");
+	KUNIT_ASSERT_EQ(test, atomic_read(&p->entries), n + 1);
+	/* The growth the straggler asked for, on its CPU, before we hold it. */
+	msleep(500);
+	info = kpr_pool_info(p);
+	kunit_info(test, "all inside: nr %u, out %u, floor %u\n", info.nr,
+		   info.out, info.floor);
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu[1])), 0);
+	preempt_disable();
+	kpt_gate_open();
+	end = jiffies + 20 * HZ;
+	while (atomic_read(&kpr_trim_back) < n && time_before(jiffies, end))
+		cpu_relax();
+	/* The trim the last returns asked for. */
+	mdelay(2 * jiffies_to_msecs(HZ) + 500);
+	trimmed = kpr_pool_info(p).nr;
+	preempt_enable();
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_trim_back_count, n + 1, 60),
+			      "%d of %d callers returned",
+			      kpr_trim_back_count(), n + 1);
+	for (i = 0; i <= n; i++)
+		kthread_stop_put(t[i]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), n + 1);
+	for (i = 0; i < 50; i++) {
+		info = kpr_pool_info(p);
+		if (info.nr == info.floor)
+			break;
+		msleep(100);
+	}
+	kunit_info(test, "nr %u with the straggler out, %u after %d ms (floor %u)\n",
+		   trimmed, info.nr, i * 100, info.floor);
+	KUNIT_EXPECT_EQ(test, info.out, 0);
+	KUNIT_EXPECT_EQ_MSG(test, info.nr, info.floor,
+			    "the pool stays above its floor once the last instance back went to a per-CPU cache");
+	kpr_unregister(test, &p->rp);
+#else
+	kunit_skip(test, "no growing pool (KRETPROBE_POOL_GROWS)");
+#endif
+}
+
 #endif /* CONFIG_KRETPROBES */
