@@ -31,9 +31,10 @@ SUITE=$TDIR/suite$SFX
 new_list=$(mktemp)
 trap 'rm -f "$new_list"' EXIT
 # (The benchmark module in bench/ is built only by the bench profile; the
-# test targets share its function generator, bench/kpb_gen.S.)
+# test targets share its function generators, bench/kpb_gen.S and
+# bench/kpb_gen_arm64.S.)
 tracked_files "$SUITE_DIR" | tr '\0' '\n' | sed "s|^$SUITE_DIR/||" |
-	{ if [ "$PROFILE" = test ]; then awk '!/^bench\// || $0 == "bench/kpb_gen.S"'; else cat; fi; } |
+	{ if [ "$PROFILE" = test ]; then awk '!/^bench\// || $0 ~ /^bench\/kpb_gen(_arm64)?\.S$/'; else cat; fi; } |
 	sort > "$new_list"
 if [ -s "$new_list" ]; then
 	# A file removed from the repo: start the copy afresh.

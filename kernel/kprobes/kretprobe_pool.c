@@ -14,8 +14,9 @@
  * half of the instances are out, the hit path asks for more (an irq_work,
  * which queues the pool's work item), and the work item adds a chunk as
  * big as the pool so far, with GFP_KERNEL, up to pool->limit.  When fewer
- * than a quarter are out, the work item (a second later) frees the added
- * chunks that are wholly idle: it claims every bit of such a chunk at once,
+ * than a quarter are out, any put into a pool above its floor asks, and
+ * the work item (a second later) frees the added chunks that are wholly
+ * idle: it claims every bit of such a chunk at once,
  * so that no CPU can take from it, unlinks it and frees it after a grace
  * period.  A pool therefore holds at most
  * max(floor, min(KRETPROBE_POOL_GROW_MAX, KRETPROBE_POOL_BYTES / stride))
@@ -207,6 +208,22 @@ void kretprobe_pool_put_slow(struct kretprobe_instance *ri)
 }
 
 NOKPROBE_SYMBOL(kretprobe_pool_put_slow);
+
+/*
+ * An instance went into an empty cache while the pool is above its floor.
+ * A trim that ran while it was out could not free its chunk, and emptied
+ * the caches: without a request now, the chunk would stay until some later
+ * put found its cache full, which an idle probe never does.
+ */
+void kretprobe_pool_put_above_floor(struct kretprobe_pool *pool)
+{
+	int out = atomic_read(&pool->refs) - 1;
+
+	if (out >= 0 && out * 4 < (int)READ_ONCE(pool->nr) && READ_ONCE(pool->rp))
+		kretprobe_pool_kick(pool, KRP_TRIM);
+}
+
+NOKPROBE_SYMBOL(kretprobe_pool_put_above_floor);
 
 /* Put the instances of the per-CPU caches back into their chunks. */
 static void kretprobe_pool_drain(struct kretprobe_pool *pool)

@@ -64,8 +64,9 @@ struct kretprobe_pool *kretprobe_pool_new(struct kretprobe *rp);
  */
 struct kretprobe_instance *kretprobe_pool_get(struct kretprobe_pool *pool);
 
-/* The slow half of kretprobe_pool_put(); not for direct use. */
+/* The slow halves of kretprobe_pool_put(); not for direct use. */
 void kretprobe_pool_put_slow(struct kretprobe_instance *ri);
+void kretprobe_pool_put_above_floor(struct kretprobe_pool *pool);
 
 /**
  * kretprobe_pool_detach() - no return handler from now on
@@ -107,8 +108,9 @@ kretprobe_pool_get_cached(struct kretprobe_pool *pool)
  * kretprobe_pool_put() - give an instance back
  * @ri: the instance
  *
- * To this CPU's cache if it is empty, else to its chunk.  The pool may be
- * freed as soon as this returns.
+ * To this CPU's cache if it is empty, else to its chunk.  Either way a
+ * pool above its floor is asked to trim once few enough are out.  The pool
+ * may be freed as soon as this returns.
  *
  * Context: any, preemption off.
  */
@@ -120,6 +122,8 @@ static nokprobe_inline void kretprobe_pool_put(struct kretprobe_instance *ri)
 	    !cmpxchg(this_cpu_ptr(pool->cache), NULL, ri)) {
 		/* Not the last reference: the registration holds one. */
 		atomic_dec(&pool->refs);
+		if (unlikely(READ_ONCE(pool->nr) > pool->floor))
+			kretprobe_pool_put_above_floor(pool);
 		return;
 	}
 	kretprobe_pool_put_slow(ri);

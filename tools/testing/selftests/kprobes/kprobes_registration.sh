@@ -72,15 +72,12 @@ t_holder_loop()
 		unload kprobes_holder || fail "round $i: rmmod failed" || return
 		holder sym=kpk_no_such_symbol &&
 			{ fail "round $i: unknown symbol accepted"; return; }
-		# One byte into an instruction: kpt_asm_add's first (x86-64),
-		# a C function's first elsewhere (fixed-width instructions).
-		if [ "$KP_ARCH" = x86_64 ]; then
-			holder sym=kprobes_target:kpt_asm_add offset=1 &&
-				{ fail "round $i: kpt_asm_add+1 accepted"; return; }
-		else
-			holder sym=kprobes_target:kpt_shell_b offset=1 &&
-				{ fail "round $i: kpt_shell_b+1 accepted"; return; }
-		fi
+		# Inside kpt_asm_add's first instruction: one byte into
+		# x86-64's two-byte mov, two into arm64's four-byte one.
+		off=1
+		[ "$KP_ARCH" = aarch64 ] && off=2
+		holder sym=kprobes_target:kpt_asm_add offset=$off &&
+			{ fail "round $i: kpt_asm_add+$off accepted"; return; }
 		holder sym=kprobes_target:kpt_shell_a sym2=kpk_no_such_symbol &&
 			{ fail "round $i: bad second probe accepted"; return; }
 		i=$((i + 1))

@@ -27,7 +27,6 @@ t_stress_suite()
 # not change any result.
 t_boundary_suite()
 {
-	x86_only "kprobes_boundary.ko (x86 instruction walk and registers)" || return
 	kunit_module kprobes_boundary kprobes_boundaries $(cross_cpu_param) ||
 		return
 	! suite_failed kprobes_boundaries ||

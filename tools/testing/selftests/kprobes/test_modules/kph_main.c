@@ -25,7 +25,7 @@ static int kph_pre(struct kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static void kph_post(struct kprobe *p, struct pt_regs *regs,
 		     unsigned long flags)
 {
@@ -73,7 +73,7 @@ static void kph_need_stats(struct kunit *test)
 		kunit_skip(test, "no debugfs kprobes/stats (upstream)");
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static void kph_call_add(int n)
 {
 	int i;
@@ -94,7 +94,7 @@ static void kph_call_eight(int n)
 /* A breakpoint stepped out of line (a post_handler keeps it so). */
 static void kph_stepped(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,
@@ -110,11 +110,15 @@ static void kph_stepped(struct kunit *test)
 					"missed"), 0);
 	unregister_kprobe(&kp);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
-/* A boosted breakpoint (optimization off, so that it stays one). */
+/*
+ * A boosted breakpoint (optimization off, so that it stays one).  Only
+ * x86-64 boosts: on arm64 every stepped breakpoint takes two traps, the
+ * way kph_stepped counts.
+ */
 static void kph_boosted(struct kunit *test)
 {
 #ifdef CONFIG_X86_64
@@ -134,14 +138,15 @@ static void kph_boosted(struct kunit *test)
 	if (opt > 0)
 		kpt_optimization_set(1);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test,
+		   "no boosting on this architecture: a stepped breakpoint takes two traps (kph_stepped)");
 #endif
 }
 
-/* A jump to a detour. */
+/* A jump to a detour (where the kernel optimizes probes: not arm64). */
 static void kph_optimized(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,
@@ -149,6 +154,9 @@ static void kph_optimized(struct kunit *test)
 	int state;
 
 	kph_need_stats(test);
+	if (!IS_ENABLED(CONFIG_OPTPROBES))
+		kunit_skip(test,
+			   "no jump optimization in this kernel (CONFIG_OPTPROBES; arm64 has none)");
 	if (kpt_optimization_get() != 1)
 		kunit_skip(test, "jump optimization is off or absent");
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
@@ -159,7 +167,7 @@ static void kph_optimized(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS);
 	unregister_kprobe(&kp);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 

@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/kprobes.h>
 #include <linux/types.h>
+#include "kprobes_target.h"
 
 struct kunit;
 struct task_struct;
@@ -67,6 +68,38 @@ static inline bool kpr_is_trampoline(unsigned long addr)
 {
 	return false;
 }
+#endif
+
+/*
+ * What differs between architectures, in one place:
+ *
+ * KPR_HAVE_KRET_ASM: kprobes_target.ko has kpt_kret_spin() and
+ * kpt_kret_park(), which note their instance key in kpt_kret_fp
+ * (kpt_asm.S on x86-64, kpt_kret_arm64.S on arm64).
+ *
+ * KPR_HAVE_ASM_TARGETS: it has kpt_asm_add() and kpt_asm_sub() with the
+ * labels kpt_label_addr() gives inside them (KPT_ASM_TARGETS in
+ * kprobes_target.h; kpt_asm.S, kpt_asm_arm64.S):
+ * an instruction stepped out of line that leaves its result in the
+ * return-value register (regs_return_value()), and a second instruction
+ * that is no function entry.
+ *
+ * kpr_bp_target: a function whose entry probe is a breakpoint, returning
+ * kpt_opt_want(): kpt_opt_asm() on x86-64, where C functions start with
+ * an ftrace call that carries entry probes; on arm64, where none does
+ * (no kprobes on ftrace), the C function kpt_opt_c().
+ */
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+#define KPR_HAVE_KRET_ASM
+#endif
+#ifdef KPT_ASM_TARGETS
+#define KPR_HAVE_ASM_TARGETS
+#endif
+
+#ifdef CONFIG_X86_64
+#define kpr_bp_target	kpt_opt_asm
+#else
+#define kpr_bp_target	kpt_opt_c
 #endif
 
 #define KPR_NPROBES	4
@@ -125,6 +158,7 @@ void kpr_uaccess(struct kunit *test);
 void kpr_task_exit(struct kunit *test);
 void kpr_recursion_maxactive_1(struct kunit *test);
 void kpr_no_miss(struct kunit *test);
+void kpr_pool_trim_last_cached(struct kunit *test);
 
 /* kpr_edge.c */
 void kpr_err_data_size(struct kunit *test);

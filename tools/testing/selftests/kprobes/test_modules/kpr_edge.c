@@ -127,7 +127,7 @@ void kpr_err_maxactive(struct kunit *test)
  * kpt_asm_sub is an instruction boundary (a kprobe goes there) but no
  * entry: refused by name + offset and by address.
  */
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_ASM_TARGETS
 static int kpr_kp_count(struct kprobe *kp, struct pt_regs *regs)
 {
 	atomic_inc(&kpr_pre_hits);
@@ -135,9 +135,53 @@ static int kpr_kp_count(struct kprobe *kp, struct pt_regs *regs)
 }
 #endif
 
+#ifdef CONFIG_ARM64
+#define KPR_PACIASP	0xd503233fU
+#define KPR_SCAN	8
+
+/*
+ * On arm64 the entry is also the only place before the function signs
+ * its return address (paciasp): a return probe after that would replace
+ * a signed link register, and the function's autiasp would fail on the
+ * trampoline's address.  kpt_kret_outer() saves its link register: a
+ * return probe on its paciasp, or on the instruction after it, is
+ * refused, unless that is the function's first instruction.
+ */
+static void kpr_err_after_paciasp(struct kunit *test)
+{
+	const __le32 *insn = (const __le32 *)kpt_kret_outer;
+	int i, at, want = 5 + KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD;
+	struct kpr_probe *p;
+
+	if (!IS_ENABLED(CONFIG_ARM64_PTR_AUTH_KERNEL))
+		return;
+	for (at = 0; at < KPR_SCAN; at++)
+		if (le32_to_cpu(insn[at]) == KPR_PACIASP)
+			break;
+	KUNIT_ASSERT_LT_MSG(test, at, KPR_SCAN,
+			    "no paciasp in the first %d instructions of kpt_kret_outer",
+			    KPR_SCAN);
+	for (i = at; i <= at + 1; i++) {
+		if (!i)
+			continue;
+		p = kpr_new(0);
+		p->rp.handler = kpr_ret_note;
+		p->rp.kp.addr = (kprobe_opcode_t *)&insn[i];
+		kpr_expect_refused(test, p, -EINVAL,
+				   i == at ? "kpt_kret_outer's paciasp" :
+				   "after kpt_kret_outer's paciasp");
+	}
+	KUNIT_EXPECT_EQ(test, kpt_kret_outer(5), want);
+	kpr_expect_healthy(test, kpt_kret_outer, KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD);
+}
+#endif
+
 void kpr_err_not_entry(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_ARM64
+	kpr_err_after_paciasp(test);
+#endif
+#ifdef KPR_HAVE_ASM_TARGETS
 	unsigned long insn = kpt_label_addr(KPT_L_SUB_INSN);
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p;
@@ -169,7 +213,7 @@ void kpr_err_not_entry(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_pre_hits), 1);
 	kpr_expect_healthy(test, kpt_asm_sub, -KPT_SUB_IMM);
 #else
-	kunit_skip(test, "x86-only: the second instruction of kpt_asm_sub (kpt_asm.S)");
+	kunit_skip(test, "no kpt_asm_sub here: its second instruction");
 #endif
 }
 
@@ -386,7 +430,6 @@ void kpr_err_register_twice(struct kunit *test)
  * The context return probes' handlers run in
  */
 
-#ifdef CONFIG_X86_64
 static struct kpt_ctx_seen kpr_seen_entry, kpr_seen_ret;
 
 static int kpr_entry_ctx(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -447,10 +490,11 @@ static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
  * disabled on a breakpoint site, as the probed code had them on an
  * ftrace site and on an optimized one; the return handler with interrupts
  * as they were when the function returned.  The entry of kpt_kret_a is an
- * ftrace site; that of kpt_opt_asm a breakpoint with the sysctl at 0 and
- * optimized (the list says so, the text holds the jmp) at 1.  The target
- * is called once with interrupts on and once with them off
- * (local_irq_save()).  kpr_exit() puts the sysctl back as it was.
+ * ftrace site (where the kernel has kprobes on ftrace); that of
+ * kpr_bp_target a breakpoint, with the sysctl at 0 where there is one,
+ * and on x86-64 optimized (the list says so, the text holds the jmp) at
+ * 1.  The target is called once with interrupts on and once with them
+ * off (local_irq_save()).  kpr_exit() puts the sysctl back as it was.
  */
 static void kpr_context(struct kunit *test, enum kpr_site site)
 {
@@ -461,8 +505,12 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 	int old, state, want, off, marks;
 	unsigned long addr, flags;
 	u64 got, expect;
-	u8 op = 0;
 
+#if !defined(CONFIG_KPROBES_ON_FTRACE) && !defined(CONFIG_X86_64)
+	if (c)
+		kunit_skip(test,
+			   "no kprobes on ftrace (CONFIG_KPROBES_ON_FTRACE): a breakpoint carries the entry probe");
+#endif
 	if (!c) {
 		old = kpt_optimization_get();
 		if (old == -ENOENT && site == KPR_SITE_OPTIMIZED)
@@ -479,7 +527,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		}
 	}
 	p->rp.kp.addr = c ? (kprobe_opcode_t *)kpt_kret_a :
-			    (kprobe_opcode_t *)kpt_opt_asm;
+			    (kprobe_opcode_t *)kpr_bp_target;
 	p->rp.entry_handler = kpr_entry_ctx;
 	p->rp.handler = kpr_ret_ctx;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
@@ -505,7 +553,9 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 			      "%s: %pS: list state %#x, want %#x", name,
 			      (void *)addr, state, want);
 	if (site == KPR_SITE_OPTIMIZED) {
+#ifdef CONFIG_X86_64
 		unsigned long end = jiffies + 5 * HZ;
+		u8 op = 0;
 
 		/* The jmp may follow the mark (upstream marks when it queues). */
 		while (!copy_from_kernel_nofault(&op, (void *)addr, 1) &&
@@ -514,6 +564,10 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		KUNIT_ASSERT_EQ_MSG(test, op, (u8)JMP32_INSN_OPCODE,
 				    "%s: %pS: first byte %02x, no jmp", name,
 				    (void *)addr, op);
+#else
+		KUNIT_FAIL(test, "%s: no check of an optimized probe's text here",
+			   name);
+#endif
 	}
 
 	for (off = 0; off < 2; off++) {
@@ -524,10 +578,10 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 			     kpt_opt_want(off, 2, 3);
 		if (off) {
 			local_irq_save(flags);
-			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+			got = c ? kpt_kret_a(off) : kpr_bp_target(off, 2, 3);
 			local_irq_restore(flags);
 		} else {
-			got = c ? kpt_kret_a(off) : kpt_opt_asm(off, 2, 3);
+			got = c ? kpt_kret_a(off) : kpr_bp_target(off, 2, 3);
 		}
 		KUNIT_EXPECT_EQ_MSG(test, got, expect, "%s: result", name);
 		KUNIT_EXPECT_EQ_MSG(test, (u64)READ_ONCE(p->last_ret), expect,
@@ -540,36 +594,20 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
 	kpr_unregister(test, &p->rp);
 }
-#endif
 
 void kpr_context_ftrace_site(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_FTRACE);
-#else
-	kunit_skip(test,
-		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
-#endif
 }
 
 void kpr_context_breakpoint_site(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_BREAKPOINT);
-#else
-	kunit_skip(test,
-		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
-#endif
 }
 
 void kpr_context_optimized_site(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
 	kpr_context(test, KPR_SITE_OPTIMIZED);
-#else
-	kunit_skip(test,
-		   "x86-only: kpr_context(), on kpt_opt_asm (kpt_asm.S) and x86's jmp opcode");
-#endif
 }
 
 #endif /* CONFIG_KRETPROBES */

@@ -610,12 +610,14 @@ static void kpr_data_round_trip(struct kunit *test)
 
 /*
  * A kprobe and a return probe on the same function entry (an ftrace
- * site), and a return probe on a function with a breakpoint probe with a
- * post_handler inside it: every handler runs once per call.
+ * site on x86-64, a breakpoint on arm64), and a return probe on a
+ * function with a breakpoint probe with a post_handler inside it: every
+ * handler runs once per call, and the post_handler sees the add's result
+ * in the return-value register and the next instruction's address.
  */
 atomic_t kpr_pre_hits;
-#ifdef CONFIG_X86_64
-static unsigned long kpr_post_ax, kpr_post_ip;
+#ifdef KPR_HAVE_ASM_TARGETS
+static unsigned long kpr_post_ret, kpr_post_ip;
 static atomic_t kpr_post_hits;
 
 static int kpr_kp_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -627,7 +629,7 @@ static int kpr_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 static void kpr_kp_post(struct kprobe *kp, struct pt_regs *regs,
 			unsigned long flags)
 {
-	kpr_post_ax = regs->ax;
+	kpr_post_ret = regs_return_value(regs);
 	kpr_post_ip = instruction_pointer(regs);
 	atomic_inc(&kpr_post_hits);
 }
@@ -637,7 +639,7 @@ struct kprobe kpr_kp;
 
 static void kpr_with_kprobe(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_ASM_TARGETS
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p = kpr_new(0), *q = kpr_new(1);
 	int i;
@@ -687,7 +689,7 @@ static void kpr_with_kprobe(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, kpt_asm_add(100 + i), 100 + i + KPT_ADD_IMM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_pre_hits), 3);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_post_hits), 3);
-	KUNIT_EXPECT_EQ(test, (u32)kpr_post_ax, 102U + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, (u32)kpr_post_ret, 102U + KPT_ADD_IMM);
 	KUNIT_EXPECT_EQ(test, kpr_post_ip, kpt_label_addr(KPT_L_ADD_NEXT));
 	KUNIT_EXPECT_EQ(test, kpr_returns(q), 3);
 	KUNIT_EXPECT_EQ(test, (u32)q->last_ret, 102U + KPT_ADD_IMM);
@@ -697,7 +699,7 @@ static void kpr_with_kprobe(struct kunit *test)
 	kpr_unregister(test, &q->rp);
 #else
 	kunit_skip(test,
-		   "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S) and %%eax after it");
+		   "no kpt_asm_add here: a breakpoint inside it, its result after it");
 #endif
 }
 
@@ -708,11 +710,11 @@ static void kpr_with_kprobe(struct kunit *test)
  * instance is taken (rp.nmissed, which counts entries that found none,
  * stays 0), and neither its entry_handler nor its handler runs; the call
  * itself returns its value as usual.  Called outside a handler afterwards
- * it is caught.  The outer probes are on an ftrace site (kpt_reent_outer)
- * and on a breakpoint (kpt_asm_sub, no ftrace call); the return probe is
- * on kpt_kret_a.
+ * it is caught.  The outer probes are on an ftrace site (kpt_reent_outer;
+ * a breakpoint on arm64, without kprobes on ftrace) and on a breakpoint
+ * (kpt_asm_sub, no ftrace call); the return probe is on kpt_kret_a.
  */
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_ASM_TARGETS
 static atomic_t kpr_nested_bad;
 
 static int kpr_pre_calls_kret(struct kprobe *kp, struct pt_regs *regs)
@@ -728,7 +730,7 @@ static int kpr_pre_calls_kret(struct kprobe *kp, struct pt_regs *regs)
 
 static void kpr_nested_in_handler_missed(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_ASM_TARGETS
 	struct kpr_ctx *ctx = test->priv;
 	struct kpr_probe *p = kpr_new(0);
 	static struct kprobe outer_ftrace, outer_int3;
@@ -782,7 +784,7 @@ static void kpr_nested_in_handler_missed(struct kunit *test)
 	unregister_kprobe(&outer_ftrace);
 	kpr_unregister(test, &p->rp);
 #else
-	kunit_skip(test, "x86-only: a breakpoint probe on kpt_asm_sub (kpt_asm.S)");
+	kunit_skip(test, "no kpt_asm_sub here: a breakpoint probe on it");
 #endif
 }
 
@@ -803,6 +805,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_find_ret_addr),
 	KUNIT_CASE(kpr_uaccess),
 	KUNIT_CASE_SLOW(kpr_no_miss),
+	KUNIT_CASE_SLOW(kpr_pool_trim_last_cached),
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),
 	KUNIT_CASE(kpr_err_not_entry),

