@@ -143,7 +143,7 @@ static void kph_boosted(struct kunit *test)
 #endif
 }
 
-/* A jump to a detour (where the kernel optimizes probes: not arm64). */
+/* A jump to a detour (where the kernel optimizes probes). */
 static void kph_optimized(struct kunit *test)
 {
 #ifdef KPT_ASM_TARGETS
@@ -156,7 +156,7 @@ static void kph_optimized(struct kunit *test)
 	kph_need_stats(test);
 	if (!IS_ENABLED(CONFIG_OPTPROBES))
 		kunit_skip(test,
-			   "no jump optimization in this kernel (CONFIG_OPTPROBES; arm64 has none)");
+			   "no jump optimization in this kernel (CONFIG_OPTPROBES)");
 	if (kpt_optimization_get() != 1)
 		kunit_skip(test, "jump optimization is off or absent");
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);

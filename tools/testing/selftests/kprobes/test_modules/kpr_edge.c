@@ -492,8 +492,8 @@ static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
  * as they were when the function returned.  The entry of kpt_kret_a is an
  * ftrace site (where the kernel has kprobes on ftrace); that of
  * kpr_bp_target a breakpoint, with the sysctl at 0 where there is one,
- * and on x86-64 optimized (the list says so, the text holds the jmp) at
- * 1.  The target is called once with interrupts on and once with them
+ * and optimized (the list says so, the text holds the jmp, on arm64 the
+ * b) at 1.  The target is called once with interrupts on and once with them
  * off (local_irq_save()).  kpr_exit() puts the sysctl back as it was.
  */
 static void kpr_context(struct kunit *test, enum kpr_site site)
@@ -564,6 +564,16 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		KUNIT_ASSERT_EQ_MSG(test, op, (u8)JMP32_INSN_OPCODE,
 				    "%s: %pS: first byte %02x, no jmp", name,
 				    (void *)addr, op);
+#elif defined(CONFIG_ARM64)
+		unsigned long end = jiffies + 5 * HZ;
+		u32 insn = 0;
+
+		/* A B (to the detour) where the BRK was. */
+		while (!copy_from_kernel_nofault(&insn, (void *)addr, 4) &&
+		       (insn & 0xfc000000) != 0x14000000 && time_before(jiffies, end))
+			msleep(20);
+		KUNIT_ASSERT_EQ_MSG(test, insn & 0xfc000000, 0x14000000U,
+				    "%s: %pS: %08x, no b", name, (void *)addr, insn);
 #else
 		KUNIT_FAIL(test, "%s: no check of an optimized probe's text here",
 			   name);

@@ -63,15 +63,17 @@
  *    kernel can optimize and with a breakpoint on every other.  Results,
  *    registers and hit counts are checked as in the walk, the hits per
  *    pass over the inputs must be the walk's, and at least one probe of
- *    kpt_bnd_asm must have been optimized.  (kpt_bnd_c has a jump table,
- *    an indirect jump: no probe of it can be optimized.)  x86-64 only:
- *    on arm64 both skip, there is no jump optimization there
- *    (Documentation/trace/kprobes.rst, "On arm64").
+ *    kpt_bnd_asm must have been optimized.  On x86-64 kpt_bnd_c has a
+ *    jump table, an indirect jump: no probe of it can be optimized.  On
+ *    arm64 a jump replaces one instruction and nothing else, so every
+ *    instruction the rules allow (all of kpt_bnd_asm's: see
+ *    kpb_may_optimize()) must be optimized there, each through the copy
+ *    or rewrite its class has in the detour.
  *
  * The test thread stays on one CPU for the whole of each case.
  *
- * What runs where: all six cases on x86-64; on arm64 the walks and the
- * concurrent walks, while kpb_opt_* skip.  Both architectures' targets
+ * What runs where: all six cases on both architectures (upstream's arm64
+ * has no jump optimization: kpb_opt_* skip there).  Both architectures' targets
  * are written to the same contract (kprobes_target.h); what differs
  * between them in the checks is in one place below (kpb_hit_ip() and
  * the others).
@@ -1247,8 +1249,7 @@ static void kpb_smp_asm(struct kunit *test)
 }
 
 /* ---------------------------------------------------------------------
- * The walk with probes the kernel may optimize (x86-64: its rules and
- * instruction encodings)
+ * The walk with probes the kernel may optimize
  */
 #ifdef CONFIG_X86_64
 
@@ -1387,6 +1388,41 @@ static bool kpb_may_optimize(struct kpb_fn *fn, struct kpb_code *code,
 			return false;
 	return true;
 }
+
+#else /* arm64 */
+
+/* arm64's rules need no map of the function: one instruction is replaced. */
+struct kpb_code {
+	bool unused;
+};
+
+static void kpb_code_init(struct kpb_fn *fn, struct kpb_code *code)
+{
+}
+
+/*
+ * Whether ours optimizes a probe on @off, from arm64's rules (see
+ * arch/arm64/kernel/probes/detour.c): any instruction the backend probes
+ * but BLR x30 and, where the kernel enforces BTI, the landing pads (BTI,
+ * PACIASP) and BLR through other registers than x16 and x17.  Neither
+ * target has an instruction with an exception-table entry.
+ */
+static bool kpb_may_optimize(struct kpb_fn *fn, struct kpb_code *code,
+			     unsigned int off)
+{
+	u32 insn = get_unaligned_le32(fn->text + off);
+	bool blr = (insn & 0xfffffc1f) == 0xd63f0000;
+	unsigned int rn = (insn >> 5) & 0x1f;
+
+	if (blr && rn == 30)
+		return false;
+	if (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) &&
+	    ((insn & 0xffffff3f) == 0xd503241f || insn == 0xd503233f ||
+	     (blr && rn != 16 && rn != 17)))
+		return false;
+	return true;
+}
+#endif /* CONFIG_X86_64 */
 
 /* What the optimized walk saw. */
 struct kpb_opt_sum {
@@ -1552,6 +1588,15 @@ static void kpb_opt(struct kunit *test, struct kpb_fn *fn)
 	if (fn->insns)
 		KUNIT_EXPECT_GT_MSG(test, sum->optimized, 0U,
 				    "%s: no probe optimized", fn->name);
+	/*
+	 * arm64: every class the backend simulates or steps has its detour
+	 * (a copy or a rewrite), so ours optimizes each instruction of
+	 * kpt_bnd_asm its rules allow.
+	 */
+	if (IS_ENABLED(CONFIG_ARM64) && !upstream && fn->insns)
+		KUNIT_EXPECT_EQ_MSG(test, sum->missed, 0U,
+				    "%s: %u probes the rules allow not optimized:%s",
+				    fn->name, sum->missed, sum->miss);
 }
 
 static void kpb_opt_c(struct kunit *test)
@@ -1563,18 +1608,6 @@ static void kpb_opt_asm(struct kunit *test)
 {
 	kpb_opt(test, &kpb_fn_asm);
 }
-#else
-/* Documentation/trace/kprobes.rst, "On arm64": why there is none. */
-static void kpb_opt_c(struct kunit *test)
-{
-	kunit_skip(test, "no jump optimization on arm64");
-}
-
-static void kpb_opt_asm(struct kunit *test)
-{
-	kunit_skip(test, "no jump optimization on arm64");
-}
-#endif /* CONFIG_X86_64 */
 
 static struct kunit_case kpb_cases[] = {
 	KUNIT_CASE_SLOW(kpb_walk_asm),

@@ -266,10 +266,10 @@ extern const u32 kpt_ref_off[KPT_REF_NR];
 
 /*
  * kpt_asm_ret(): nothing but a return, for a handler that makes a call
- * return at once.  x86-64 only so far: kpt_asm_cli(), kpt_asm_sti(): cli,
- * sti, as their first instruction.
+ * return at once.  kpt_asm_cli(), kpt_asm_sti(): cli, sti (arm64: MSR
+ * DAIFSet, DAIFClr of I and F), as their first instruction.
  * kpt_asm_popf(flags): pushes @flags and loads them with the popf that is
- * kpt_asm_popf_off bytes into the function.
+ * kpt_asm_popf_off bytes into the function (arm64: MSR DAIF, x0, at 0).
  */
 void kpt_asm_ret(void);
 void kpt_asm_cli(void);

@@ -111,6 +111,37 @@ KPB_FUNC_START(kpt_asm_ret)
 SYM_FUNC_END(kpt_asm_ret)
 EXPORT_SYMBOL_GPL(kpt_asm_ret)
 
+/*
+ * Instructions that change the interrupt mask, as local_irq_disable(),
+ * local_irq_enable() and local_irq_restore() do, each the first of its
+ * function (kpt_asm_popf_off is 0): void kpt_asm_cli(void) masks IRQs and
+ * FIQs, void kpt_asm_sti(void) unmasks them, void kpt_asm_popf(unsigned
+ * long daif) loads all four bits of DAIF from @daif.
+ */
+KPB_FUNC_START(kpt_asm_cli)
+	msr	daifset, #3
+	ret
+SYM_FUNC_END(kpt_asm_cli)
+EXPORT_SYMBOL_GPL(kpt_asm_cli)
+
+KPB_FUNC_START(kpt_asm_sti)
+	msr	daifclr, #3
+	ret
+SYM_FUNC_END(kpt_asm_sti)
+EXPORT_SYMBOL_GPL(kpt_asm_sti)
+
+KPB_FUNC_START(kpt_asm_popf)
+.Lkpt_popf_insn:
+	msr	daif, x0
+	ret
+SYM_FUNC_END(kpt_asm_popf)
+EXPORT_SYMBOL_GPL(kpt_asm_popf)
+
+	.pushsection .rodata
+SYM_DATA(kpt_asm_popf_off, .long .Lkpt_popf_insn - kpt_asm_popf)
+	.popsection
+EXPORT_SYMBOL_GPL(kpt_asm_popf_off)
+
 	.text
 	KPB_GEN kpt_many, KPT_NMANY
 EXPORT_SYMBOL_GPL(kpt_many)
