@@ -10,8 +10,8 @@
  * interrupts masked and would read that mask rather than the probed
  * code's, and its second trap puts the probed code's mask back over
  * whatever the copy wrote.  And some instructions can be neither: their
- * refusals below give one reason each.  The decoding is done once, when a site is prepared; the hit path
- * only switches on the result.
+ * refusals below give one reason each.  The decoding is done once, when a
+ * site is prepared; the hit path only switches on the result.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -80,9 +80,9 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	{ 0xff000000, 0xd4000000, ARM64_PROBE_REFUSED,
 	  "exception-generating instruction (SVC, HVC, SMC, BRK, HLT)" },
 	{ 0xfff8f01f, 0xd500401f, ARM64_PROBE_REFUSED,
-	  "MSR to a PSTATE field other than DAIF (SPSel, PAN, SSBS...): changes how the trap runs" },
+	  "MSR to a PSTATE field but DAIF (SPSel, PAN...): changes how the trap runs" },
 	{ 0xfff0f000, 0xd5104000, ARM64_PROBE_REFUSED,
-	  "MSR to a special-purpose register the trap saves or restores (ELR, SPSR, SP_EL0, PMR...)" },
+	  "MSR to a register the trap saves or restores (ELR, SPSR, SP_EL0, PMR...)" },
 	{ 0xffffffc0, 0xd5384000, ARM64_PROBE_REFUSED,
 	  "MRS of SPSR_EL1 or ELR_EL1: holds the trap's state, not the probed code's" },
 	{ 0xffff0000, 0x00000000, ARM64_PROBE_REFUSED,

@@ -1140,7 +1140,8 @@ static void kpk_if_modifiers(struct kunit *test)
 				   "upstream arm64 refuses MSR to DAIF, DAIFSet and DAIFClr (-EINVAL)");
 	}
 #else
-	kunit_skip(test, "no hand-written targets here: cli, sti and popf (kpt_asm.S, kpt_asm_arm64.S)");
+	kunit_skip(test,
+		   "no hand-written targets here: cli, sti and popf (kpt_asm.S, kpt_asm_arm64.S)");
 #endif
 }
 
