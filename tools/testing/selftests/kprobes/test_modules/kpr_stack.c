@@ -781,6 +781,7 @@ void kpr_no_miss(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 }
 
+#ifdef KRETPROBE_POOL_GROWS
 #define KPR_TRIM_OTHERS	40
 
 static atomic_t kpr_trim_back;
@@ -812,6 +813,8 @@ static int kpr_trim_back_count(void)
 {
 	return atomic_read(&kpr_trim_back);
 }
+
+#endif
 
 /*
  * The pool shrinks back to its floor once the calls are over, whichever
