@@ -802,6 +802,9 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 #ifdef CONFIG_X86_64
 		kpt_opt_asm(i, i + 1, i + 2);
 #endif
+#ifdef CONFIG_ARM64
+		kpt_opt_ref_blr_lr(i, 1, 0);
+#endif
 		kpt_opt_c(i, i + 1, i + 2);
 		kpt_static_fn(i);
 	}

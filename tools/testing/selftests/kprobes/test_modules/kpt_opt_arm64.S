@@ -177,12 +177,17 @@ KPO_FUNC_START(kpt_opt_ref_extable)
 SYM_FUNC_END(kpt_opt_ref_extable)
 EXPORT_SYMBOL_GPL(kpt_opt_ref_extable)
 
-/* blr_lr: blr x30, which needs the register it overwrites. */
+/*
+ * blr_lr: blr x30, which needs the register it overwrites.  The blr is
+ * also kpt_opt_ref_blr_lr_p, a breakpoint site on every configuration for
+ * kprobes_debugfs.sh (the "trigger" parameter calls this function).
+ */
 KPO_FUNC_START(kpt_opt_ref_blr_lr)
 	stp	x29, x30, [sp, #-16]!
 	mov	x29, sp
 	adr	x30, kpt_opt_add3
 .Lkpt_opt_ref_blr_lr_p:
+SYM_INNER_LABEL(kpt_opt_ref_blr_lr_p, SYM_L_GLOBAL)
 	blr	x30
 	ldp	x29, x30, [sp], #16
 	ret
