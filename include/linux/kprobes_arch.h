@@ -219,7 +219,12 @@ void arch_optprobe_poke_finish(void);
 /* Put the breakpoint back on optimized sites (linked through s->opt). */
 void arch_optprobe_unpoke(struct list_head *sites);
 
-/* Detour slots: KPROBE_OPTINSN_SLOT_SIZE bytes, freed like kprobe_slot_free(). */
+/*
+ * Detour slots: KPROBE_OPTINSN_SLOT_SIZE bytes, freed like
+ * kprobe_slot_free().  Their pages come from execmem range
+ * KPROBE_OPTINSN_EXECMEM, EXECMEM_KPROBES unless <asm/kprobes.h> names
+ * another (arm64: EXECMEM_MODULE_TEXT, within a B's reach of the text).
+ */
 void *kprobe_optinsn_slot_alloc(void);
 void kprobe_optinsn_slot_free(void *slot);
 #endif
