@@ -67,30 +67,13 @@ SYM_DATA_END(arm64_kp_opt_template)
  * struct pt_regs, with x0, x1 and x30 in it already.
  */
 SYM_FUNC_START(arm64_kp_opt_entry)
-	stp	x2, x3, [sp, #S_X2]
-	stp	x4, x5, [sp, #S_X4]
-	stp	x6, x7, [sp, #S_X6]
-	stp	x8, x9, [sp, #S_X8]
-	stp	x10, x11, [sp, #S_X10]
-	stp	x12, x13, [sp, #S_X12]
-	stp	x14, x15, [sp, #S_X14]
-	stp	x16, x17, [sp, #S_X16]
-	stp	x18, x19, [sp, #S_X18]
-	stp	x20, x21, [sp, #S_X20]
-	stp	x22, x23, [sp, #S_X22]
-	stp	x24, x25, [sp, #S_X24]
-	stp	x26, x27, [sp, #S_X26]
-	stp	x28, x29, [sp, #S_X28]
+	arm64_kp_save_x2_x29
 	mov	x19, x30
 	add	x2, sp, #PT_REGS_SIZE
 	str	x2, [sp, #S_SP]
 	/* pc: the probed address; pstate: the context's flags and mask. */
 	ldr	x2, [x0, #ARM64_KP_OPT_ADDR]
-	mrs	x3, nzcv
-	mrs	x4, daif
-	orr	x3, x3, x4
-	mov	x4, #PSR_MODE_EL1h
-	orr	x3, x3, x4
+	arm64_kp_pstate x3, x4
 	stp	x2, x3, [sp, #S_PC]
 	stp	x29, x2, [sp, #S_STACKFRAME]
 	add	x29, sp, #S_STACKFRAME
@@ -104,39 +87,13 @@ SYM_FUNC_START(arm64_kp_opt_entry)
 	ldr	x0, [sp, #S_PSTATE]
 	msr	nzcv, x0
 	mov	x30, x19
-	ldp	x2, x3, [sp, #S_X2]
-	ldp	x4, x5, [sp, #S_X4]
-	ldp	x6, x7, [sp, #S_X6]
-	ldp	x8, x9, [sp, #S_X8]
-	ldp	x10, x11, [sp, #S_X10]
-	ldp	x12, x13, [sp, #S_X12]
-	ldp	x14, x15, [sp, #S_X14]
-	ldp	x16, x17, [sp, #S_X16]
-	ldp	x18, x19, [sp, #S_X18]
-	ldp	x20, x21, [sp, #S_X20]
-	ldp	x22, x23, [sp, #S_X22]
-	ldp	x24, x25, [sp, #S_X24]
-	ldp	x26, x27, [sp, #S_X26]
-	ldp	x28, x29, [sp, #S_X28]
+	arm64_kp_load_x2_x29
 	ret
 
 .Lkp_opt_redirect:
 	/* Every exception is masked: nothing comes between here and the trap. */
 	ldp	x0, x1, [sp, #S_X0]
-	ldp	x2, x3, [sp, #S_X2]
-	ldp	x4, x5, [sp, #S_X4]
-	ldp	x6, x7, [sp, #S_X6]
-	ldp	x8, x9, [sp, #S_X8]
-	ldp	x10, x11, [sp, #S_X10]
-	ldp	x12, x13, [sp, #S_X12]
-	ldp	x14, x15, [sp, #S_X14]
-	ldp	x16, x17, [sp, #S_X16]
-	ldp	x18, x19, [sp, #S_X18]
-	ldp	x20, x21, [sp, #S_X20]
-	ldp	x22, x23, [sp, #S_X22]
-	ldp	x24, x25, [sp, #S_X24]
-	ldp	x26, x27, [sp, #S_X26]
-	ldp	x28, x29, [sp, #S_X28]
+	arm64_kp_load_x2_x29
 	ldr	x30, [sp, #S_LR]
 	add	sp, sp, #PT_REGS_SIZE
 SYM_INNER_LABEL(arm64_kp_opt_redirect_brk, SYM_L_GLOBAL)
