@@ -66,40 +66,22 @@ static __always_inline bool arm64_kp_is_opt_redirect(struct pt_regs *regs)
  * handlers and reload it after them.
  */
 
-/* Store x2-x29 into the pt_regs at sp. */
-	.macro	arm64_kp_save_x2_x29
-	stp	x2, x3, [sp, #S_X2]
-	stp	x4, x5, [sp, #S_X4]
-	stp	x6, x7, [sp, #S_X6]
-	stp	x8, x9, [sp, #S_X8]
-	stp	x10, x11, [sp, #S_X10]
-	stp	x12, x13, [sp, #S_X12]
-	stp	x14, x15, [sp, #S_X14]
-	stp	x16, x17, [sp, #S_X16]
-	stp	x18, x19, [sp, #S_X18]
-	stp	x20, x21, [sp, #S_X20]
-	stp	x22, x23, [sp, #S_X22]
-	stp	x24, x25, [sp, #S_X24]
-	stp	x26, x27, [sp, #S_X26]
-	stp	x28, x29, [sp, #S_X28]
-	.endm
-
-/* Reload x2-x29 from the pt_regs at sp. */
-	.macro	arm64_kp_load_x2_x29
-	ldp	x2, x3, [sp, #S_X2]
-	ldp	x4, x5, [sp, #S_X4]
-	ldp	x6, x7, [sp, #S_X6]
-	ldp	x8, x9, [sp, #S_X8]
-	ldp	x10, x11, [sp, #S_X10]
-	ldp	x12, x13, [sp, #S_X12]
-	ldp	x14, x15, [sp, #S_X14]
-	ldp	x16, x17, [sp, #S_X16]
-	ldp	x18, x19, [sp, #S_X18]
-	ldp	x20, x21, [sp, #S_X20]
-	ldp	x22, x23, [sp, #S_X22]
-	ldp	x24, x25, [sp, #S_X24]
-	ldp	x26, x27, [sp, #S_X26]
-	ldp	x28, x29, [sp, #S_X28]
+/* x2-x29 and the pt_regs at sp: \op is stp to store them, ldp to reload. */
+	.macro	arm64_kp_x2_x29 op
+	\op	x2, x3, [sp, #S_X2]
+	\op	x4, x5, [sp, #S_X4]
+	\op	x6, x7, [sp, #S_X6]
+	\op	x8, x9, [sp, #S_X8]
+	\op	x10, x11, [sp, #S_X10]
+	\op	x12, x13, [sp, #S_X12]
+	\op	x14, x15, [sp, #S_X14]
+	\op	x16, x17, [sp, #S_X16]
+	\op	x18, x19, [sp, #S_X18]
+	\op	x20, x21, [sp, #S_X20]
+	\op	x22, x23, [sp, #S_X22]
+	\op	x24, x25, [sp, #S_X24]
+	\op	x26, x27, [sp, #S_X26]
+	\op	x28, x29, [sp, #S_X28]
 	.endm
 
 /* \dst = the running context's PSTATE as a trap would save it (EL1h). */

@@ -67,7 +67,7 @@ SYM_DATA_END(arm64_kp_opt_template)
  * struct pt_regs, with x0, x1 and x30 in it already.
  */
 SYM_FUNC_START(arm64_kp_opt_entry)
-	arm64_kp_save_x2_x29
+	arm64_kp_x2_x29 stp
 	mov	x19, x30
 	add	x2, sp, #PT_REGS_SIZE
 	str	x2, [sp, #S_SP]
@@ -87,13 +87,13 @@ SYM_FUNC_START(arm64_kp_opt_entry)
 	ldr	x0, [sp, #S_PSTATE]
 	msr	nzcv, x0
 	mov	x30, x19
-	arm64_kp_load_x2_x29
+	arm64_kp_x2_x29 ldp
 	ret
 
 .Lkp_opt_redirect:
 	/* Every exception is masked: nothing comes between here and the trap. */
 	ldp	x0, x1, [sp, #S_X0]
-	arm64_kp_load_x2_x29
+	arm64_kp_x2_x29 ldp
 	ldr	x30, [sp, #S_LR]
 	add	sp, sp, #PT_REGS_SIZE
 SYM_INNER_LABEL(arm64_kp_opt_redirect_brk, SYM_L_GLOBAL)

@@ -24,7 +24,7 @@
 SYM_CODE_START(arch_kretprobe_trampoline)
 	sub	sp, sp, #PT_REGS_SIZE
 	stp	x0, x1, [sp, #S_X0]
-	arm64_kp_save_x2_x29
+	arm64_kp_x2_x29 stp
 	/* regs[30] and sp: the link register still holds our own address. */
 	add	x0, sp, #PT_REGS_SIZE
 	stp	x30, x0, [sp, #S_LR]
@@ -42,7 +42,7 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	mov	x30, x0
 
 	ldp	x0, x1, [sp, #S_X0]
-	arm64_kp_load_x2_x29
+	arm64_kp_x2_x29 ldp
 	add	sp, sp, #PT_REGS_SIZE
 	ret
 SYM_CODE_END(arch_kretprobe_trampoline)
