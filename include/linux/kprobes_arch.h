@@ -299,9 +299,11 @@ static __always_inline struct kprobe_site *kprobe_site_find(unsigned long addr)
  * The hit paths' shortcut: when exactly one probe of @s is enabled and it
  * has a pre_handler, that probe (kept up to date under kprobe_mutex, freed
  * no sooner than the site's other probes), else NULL.  With it a backend
- * calls the one pre_handler (and post_handler, if any) itself, with
- * current_kprobe pointing at it, instead of walking the list with
- * kprobe_site_pre() and friends.
+ * calls the one pre_handler itself, with current_kprobe pointing at it,
+ * instead of walking the list with kprobe_site_pre().  A hit reads it
+ * once and gives what it read to kprobe_site_post(): the probe may be
+ * unlinked (and s->solo cleared) between the pre_handler and the
+ * post_handler, and unregistration waits for such a hit to end.
  */
 static __always_inline struct kprobe *kprobe_site_solo(struct kprobe_site *s)
 {
@@ -357,12 +359,26 @@ static __always_inline bool kprobe_site_pre(struct kprobe_site *s,
 	return false;
 }
 
-/* Run the post_handlers of the enabled probes of @s, in registration order. */
+/*
+ * Run the post_handlers of a hit on @s whose pre_handlers ran.  @solo is
+ * what the hit read from kprobe_site_solo() for them: if not NULL, its
+ * post_handler (if any) is the one to run, whatever the site looks like
+ * now (see kprobe_site_solo()); if NULL, those of the enabled probes of @s,
+ * in registration order.
+ */
 static __always_inline void kprobe_site_post(struct kprobe_site *s,
+					     struct kprobe *solo,
 					     struct pt_regs *regs)
 {
 	struct kprobe *p;
 
+	if (solo) {
+		if (solo->post_handler) {
+			__this_cpu_write(current_kprobe, solo);
+			solo->post_handler(solo, regs, 0);
+		}
+		return;
+	}
 	list_for_each_entry_rcu(p, &s->probes, list) {
 		if (kprobe_disabled(p) || !p->post_handler)
 			continue;

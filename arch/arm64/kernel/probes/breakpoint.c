@@ -61,6 +61,7 @@ enum {
 struct arm64_kp_frame {
 	struct kprobe_site	*site;
 	struct kprobe		*prev;	/* current_kprobe before the hit */
+	struct kprobe		*solo;	/* kprobe_site_solo() at the hit */
 	unsigned long		mask;	/* PSR_I_BIT | PSR_F_BIT as the context had them */
 	u8			phase;
 	bool			missed;	/* a re-entry: no handlers */
@@ -94,6 +95,7 @@ arm64_kp_push(struct arm64_kp_cpu *c, struct kprobe_site *s,
 	f = &c->frame[d];
 	f->site = s;
 	f->prev = prev;
+	f->solo = NULL;
 	f->missed = missed;
 	f->mask = 0;
 	barrier();
@@ -369,10 +371,10 @@ static noinline bool arm64_kp_site_pre(struct kprobe_site *s,
 
 NOKPROBE_SYMBOL(arm64_kp_site_pre);
 
-static noinline void arm64_kp_site_post(struct kprobe_site *s,
+static noinline void arm64_kp_site_post(struct arm64_kp_frame *f,
 					struct pt_regs *regs)
 {
-	kprobe_site_post(s, regs);
+	kprobe_site_post(f->site, f->solo, regs);
 }
 
 NOKPROBE_SYMBOL(arm64_kp_site_post);
@@ -412,7 +414,7 @@ static nokprobe_inline int arm64_kp_execute(struct arm64_kp_cpu *c,
 		return arm64_kp_start_step(f, regs);
 	arm64_probe_simulate(&s->arch.d, regs);
 	if (!f->missed)
-		arm64_kp_site_post(s, regs);
+		arm64_kp_site_post(f, regs);
 	arm64_kp_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
@@ -480,6 +482,7 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 	 */
 	running = kprobe_site_solo(s);
 	if (running) {
+		f->solo = running;
 		__this_cpu_write(current_kprobe, running);
 		if (running->pre_handler(running, regs))
 			goto redirected;
@@ -568,7 +571,6 @@ int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
 	struct arm64_kp_frame *f = arm64_kp_top(c);
 	struct kprobe_site *s;
-	struct kprobe *p;
 
 	if (arm64_kp_is_opt_redirect(regs))
 		return arm64_kp_opt_redirect(regs);
@@ -580,15 +582,8 @@ int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 	f->phase = ARM64_KP_BUSY;
 	regs->pc = (unsigned long)s->addr + AARCH64_INSN_SIZE;
 	arm64_kp_unmask(f, regs);
-	if (!f->missed) {
-		p = kprobe_site_solo(s);
-		if (!p) {
-			arm64_kp_site_post(s, regs);
-		} else if (p->post_handler) {
-			__this_cpu_write(current_kprobe, p);
-			p->post_handler(p, regs, 0);
-		}
-	}
+	if (!f->missed)
+		arm64_kp_site_post(f, regs);
 	arm64_kp_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }

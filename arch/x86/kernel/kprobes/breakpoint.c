@@ -103,6 +103,7 @@ enum {
 struct kx_frame {
 	struct kprobe_site	*site;
 	struct kprobe		*prev;		/* current_kprobe before the hit */
+	struct kprobe		*solo;		/* kprobe_site_solo() at the hit */
 	unsigned long		if_flag;	/* X86_EFLAGS_IF of the probed context */
 	unsigned int		ctx;		/* irq_count() of the handlers */
 	u8			phase;
@@ -136,6 +137,7 @@ static nokprobe_inline struct kx_frame *kx_push(struct kx_cpu *c,
 	f = &c->frame[d];
 	f->site = s;
 	f->prev = prev;
+	f->solo = NULL;
 	f->missed = missed;
 	f->if_flag = 0;
 	f->ctx = irq_count();
@@ -1067,12 +1069,25 @@ static noinline bool kx_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kx_site_pre);
 
-static noinline void kx_site_post(struct kprobe_site *s, struct pt_regs *regs)
+static noinline void kx_site_post(struct kx_frame *f, struct pt_regs *regs)
 {
-	kprobe_site_post(s, regs);
+	kprobe_site_post(f->site, f->solo, regs);
 }
 
 NOKPROBE_SYMBOL(kx_site_post);
+
+/*
+ * Must @f's hit come back after its instruction: for a post_handler, or
+ * for a fault_handler (KSITE_FAULT, which rules the shortcut out)?  Asked
+ * of the probe whose pre_handler ran when the hit took the shortcut: see
+ * kprobe_site_solo().
+ */
+static nokprobe_inline bool kx_hit_comes_back(struct kx_frame *f)
+{
+	if (f->solo)
+		return f->solo->post_handler;
+	return READ_ONCE(f->site->flags) & (KSITE_POST | KSITE_FAULT);
+}
 
 /*
  * The post_handlers of a step.  They run from a call at the end of the
@@ -1085,20 +1100,15 @@ NOKPROBE_SYMBOL(kx_site_post);
  * is never noinstr: RCU is watching, and nothing needs telling that a
  * CPU left an idle or user context.
  */
-static nokprobe_inline void kx_step_post(struct kprobe_site *s,
-					 struct kprobe *p, struct pt_regs *regs)
+static nokprobe_inline void kx_step_post(struct kx_frame *f,
+					 struct pt_regs *regs)
 {
 	bool irqs_were_on = lockdep_hardirqs_enabled();
 
 	__nmi_enter();
 	lockdep_hardirqs_off(CALLER_ADDR0);
 	lockdep_hardirq_enter();
-	if (!p) {
-		kx_site_post(s, regs);
-	} else {
-		__this_cpu_write(current_kprobe, p);
-		p->post_handler(p, regs, 0);
-	}
+	kx_site_post(f, regs);
 	lockdep_hardirq_exit();
 	if (irqs_were_on) {
 		lockdep_hardirqs_on_prepare();
@@ -1124,12 +1134,8 @@ static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
 		*word = (*word & ~X86_EFLAGS_IF) | f->if_flag;
 	}
 
-	if (!f->missed) {
-		struct kprobe *p = kprobe_site_solo(s);
-
-		if (!p || p->post_handler)
-			kx_step_post(s, p, regs);
-	}
+	if (!f->missed && (!f->solo || f->solo->post_handler))
+		kx_step_post(f, regs);
 	kx_pop(c, f);
 }
 
@@ -1260,6 +1266,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	 */
 	running = kprobe_site_solo(s);
 	if (running) {
+		f->solo = running;
 		__this_cpu_write(current_kprobe, running);
 		if (running->pre_handler(running, regs)) {
 			/* A handler moved regs->ip: the instruction is skipped. */
@@ -1288,8 +1295,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
-	if (s->arch.boost_ip &&
-	    !(READ_ONCE(s->flags) & (KSITE_POST | KSITE_FAULT))) {
+	if (s->arch.boost_ip && !kx_hit_comes_back(f)) {
 		kx_pop(c, f);
 		regs->ip = s->arch.boost_ip;
 		return 1;
@@ -1301,7 +1307,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		kx_pop(c, f);
 		return kx_emulation_failed(s, regs);
 	}
-	kx_site_post(s, regs);
+	kx_site_post(f, regs);
 	kx_pop(c, f);
 	return 1;
 }

@@ -74,7 +74,7 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 		/* The nop has "run": post handlers see the next instruction. */
 		if (READ_ONCE(s->flags) & KSITE_POST) {
 			regs->ip = ip + MCOUNT_INSN_SIZE;
-			kprobe_site_post(s, regs);
+			kprobe_site_post(s, NULL, regs);
 		}
 		regs->ip = orig;
 	}
