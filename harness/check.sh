@@ -65,6 +65,10 @@ if [ -f "$OBJ/Module.symvers" ]; then
 		rc=1
 	fi
 	rm -rf "$inst"
+	# Leave the tree as the overlay made it (series-check compares it).
+	kmake_logged "$LOGS/kselftest-clean.log" make -C "$SRC/tools/testing/selftests" \
+		TARGETS=kprobes KDIR="$OBJ" ARCH="$KARCH" ${CROSS:+CROSS_COMPILE=$CROSS} \
+		CC="${CROSS}gcc" clean || rc=1
 fi
 # Count what is said of our files, and what names no file (cc1, modpost);
 # an upstream file that a prepare step rebuilt (the arm64 vDSO) is not ours.
