@@ -144,6 +144,8 @@ int kpr_ret_check(struct kretprobe_instance *ri, struct pt_regs *regs);
 int kpr_ret_stack(struct kretprobe_instance *ri, struct pt_regs *regs);
 void kpr_expect_healthy(struct kunit *test, int (*fn)(int), int add);
 int kpr_crowd_start(int n);
+int kpr_crowd_start_paced(int n, void (*pace)(int started, void *arg),
+			  void *arg);
 bool kpr_wait_count(int (*read)(void), int n, int secs);
 int kpr_crowd_returned(void);
 bool kpr_crowd_end(int secs);

@@ -317,8 +317,13 @@ static int kpr_crowd_thread(void *arg)
 	module_put_and_kthread_exit(0);
 }
 
-/* Start @n crowd threads; returns how many started. */
-int kpr_crowd_start(int n)
+/*
+ * Start @n crowd threads; returns how many started.  @pace, if not NULL,
+ * is called with the number started so far after each start, and may
+ * sleep to hold the next one back.
+ */
+int kpr_crowd_start_paced(int n, void (*pace)(int started, void *arg),
+			  void *arg)
 {
 	int i;
 
@@ -344,13 +349,20 @@ int kpr_crowd_start(int n)
 		}
 		if (!i)
 			kpr_crowd.first = get_task_struct(t);
-		if (!(i % 64))
+		if (pace)
+			pace(i + 1, arg);
+		else if (!(i % 64))
 			cond_resched();
 	}
 	kpr_crowd.started = i;
 	if (atomic_dec_and_test(&kpr_crowd.alive))
 		complete(&kpr_crowd.gone);
 	return i;
+}
+
+int kpr_crowd_start(int n)
+{
+	return kpr_crowd_start_paced(n, NULL, NULL);
 }
 
 /* Wait up to @secs seconds for @read() to reach @n; true when it did. */

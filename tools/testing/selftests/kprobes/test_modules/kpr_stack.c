@@ -708,6 +708,41 @@ void kpr_recursion_maxactive_1(struct kunit *test)
 
 #define KPR_CROWD	1000
 
+#ifdef KRETPROBE_POOL_GROWS
+/*
+ * kpr_no_miss's callers arrive no faster than the pool's work item can
+ * follow (a burst that outruns it may miss, as documented; see
+ * kpr_recursion_maxactive_1): each next one starts once this one is
+ * inside and, when the pool is past its growth threshold (more than half
+ * out), once it has grown.  A pool that does not grow within a second
+ * ends the pacing, and the case fails on it.
+ */
+static bool kpr_no_miss_stuck;
+static int kpr_no_miss_waits;
+
+static void kpr_no_miss_pace(int started, void *arg)
+{
+	unsigned long end = jiffies + HZ;
+	struct kretprobe_pool_info info;
+	struct kpr_probe *p = arg;
+
+	if (kpr_no_miss_stuck)
+		return;
+	while (kpt_gate_inside() < started && time_before(jiffies, end))
+		usleep_range(20, 50);
+	for (;;) {
+		info = kpr_pool_info(p);
+		if (info.out * 2 <= info.nr || info.nr >= info.limit)
+			return;
+		if (!time_before(jiffies, end))
+			break;
+		kpr_no_miss_waits++;
+		usleep_range(20, 50);
+	}
+	kpr_no_miss_stuck = true;
+}
+#endif
+
 /*
  * 1000 kthreads sleep inside one return-probed function at once, with the
  * default maxactive: every return is caught, none missed, each caller
@@ -728,7 +763,17 @@ void kpr_no_miss(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
 
 	kpt_gate_close();
+#ifdef KRETPROBE_POOL_GROWS
+	kpr_no_miss_stuck = false;
+	kpr_no_miss_waits = 0;
+	n = kpr_crowd_start_paced(KPR_CROWD, kpr_no_miss_pace, p);
+	KUNIT_EXPECT_FALSE_MSG(test, kpr_no_miss_stuck,
+			       "a caller not inside, or the pool not grown past its threshold, within a second");
+	kunit_info(test, "paced: %d waits of 20-50 us for the pool to grow\n",
+		   kpr_no_miss_waits);
+#else
 	n = kpr_crowd_start(KPR_CROWD);
+#endif
 	KUNIT_ASSERT_EQ_MSG(test, n, KPR_CROWD, "only %d threads started", n);
 	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 180),
 			      "%d of %d callers inside", kpt_gate_inside(), n);
