@@ -76,7 +76,7 @@ test: build
 test-all-functions: build
 	@PROBE_ALL=$${PROBE_ALL:-all} TCG=single FTRACETEST=none \
 		KTEST_ONLY=cpus,probe_all_functions,probe_random_offsets,no_splat \
-		KTEST_TIMEOUT=$${KTEST_TIMEOUT:-7200} $(H)/boot.sh ours test
+		KTEST_BASE_LIMIT=$${KTEST_BASE_LIMIT:-7200} $(H)/boot.sh ours test
 
 shell: deps
 	$(call kbuild,ours,base)

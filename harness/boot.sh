@@ -13,7 +13,9 @@
 #       (hvc0).
 # Environment: FTRACETEST, PROBE_ALL, SYMBOL (passed to the guest),
 # TCG=multi and KTEST_ONLY=case,case (one-off runs), KTEST_TIMEOUT (seconds
-# per boot), KTEST_VARIANTS (the configurations test mode boots, default
+# per boot, as given), KTEST_BASE_LIMIT (seconds per boot on the tuned
+# machine, scaled by the pace), KTEST_PACE, KTEST_CPU_QUOTA (common.sh,
+# "pace"), KTEST_VARIANTS (the configurations test mode boots, default
 # "base preempt"; the others boot base).
 . "$(dirname "$0")/common.sh" "${1:-}"
 MODE=${2:-test}
@@ -57,7 +59,7 @@ qemu_cmd()
 	local console=ttyS0
 	[ "$KTEST_ARCH" = arm64 ] && console="ttyAMA0 ktest.out=hvc0"
 	append="console=$console loglevel=$loglevel printk.time=0 panic=-1 ktest.tree=$TREE ktest.mode=$MODE"
-	append+=" ktest.config=$VARIANT ktest.cpus=$CPUS${VCMDLINE:+ $VCMDLINE}"
+	append+=" ktest.config=$VARIANT ktest.cpus=$CPUS ktest.pace=${PACE:-100}${VCMDLINE:+ $VCMDLINE}"
 	[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
 	[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
 	[ -n "${PROBE_ALL:-}" ] && append+=" ktest.probe_all=$PROBE_ALL"
@@ -114,24 +116,28 @@ if [ "$MODE" = shell ]; then
 	exec "${qemu[@]}" "${qout[@]}"
 fi
 
-# Upstream's test boots take longer: probe_all_functions costs it an
-# ftrace update per probe (its preempt boot ran 1,138 s of 1,200 with one
-# other guest on the host, and ran out with two): it gets 1,800 s.
-# arm64 emulates more slowly per case (its ftrace selftests alone took
-# 200 s on a quiet host, 350 to 490 s beside two other guests, in both
-# trees) and runs the same cases now: 2,400 s for either tree.
+# Each boot's limit on the machine the harness was tuned on (a quiet host
+# whose calibration guest takes PACE_REF_MS), scaled by the pace measured
+# right before the boot (boot_once).  Upstream's test boots take longer:
+# probe_all_functions costs it an ftrace update per probe (its preempt
+# boot ran 1,138 s of 1,200 with one other guest on the host, and ran out
+# with two): it gets 1,800 s.  arm64 emulates more slowly per case (its
+# ftrace selftests alone took 200 s on a quiet host, 350 to 490 s beside
+# two other guests, in both trees) and runs the same cases now: 2,400 s
+# for either tree.  KTEST_TIMEOUT gives the limit itself, not scaled.
 case "$MODE" in
 test) if [ "$KTEST_ARCH" = arm64 ]; then
-	limit=${KTEST_TIMEOUT:-2400}
+	base_limit=2400
       elif [ "$TREE" = upstream ]; then
-	limit=${KTEST_TIMEOUT:-1800}
+	base_limit=1800
       else
-	limit=${KTEST_TIMEOUT:-1200}
+	base_limit=1200
       fi ;;
-run)  limit=${KTEST_TIMEOUT:-300} ;;
-bench) limit=${KTEST_TIMEOUT:-900} ;;
+run)  base_limit=300 ;;
+bench) base_limit=900 ;;
 *)    die "unknown mode $MODE" ;;
 esac
+base_limit=${KTEST_BASE_LIMIT:-$base_limit}
 mkdir -p "$LOGS"
 
 # What a boot must have run and may have skipped (harness/expected-TREE,
@@ -159,15 +165,17 @@ boot_once()
 {
 	local log=$LOGS/$1-$TREE.log out=$LOGS/$1-$TREE.out start status=0
 	rm -f "$log" "$out"
+	pace_measure
+	limit=${KTEST_TIMEOUT:-$(paced "$base_limit")}
 	qemu_cmd "$2" "$3"
 	say "booting $NAME kernel ($1${2:+, $2-threaded TCG}${3:+, only $3}, at most $limit s)"
 	start=$SECONDS
 	qemu_out file:"$log" file:"$out"
-	timeout -k 10 "$limit" "${qemu[@]}" -monitor none "${qout[@]}" \
+	throttled timeout -k 10 "$limit" "${qemu[@]}" -monitor none "${qout[@]}" \
 		< /dev/null || status=$?
 	say "guest ran $((SECONDS - start)) s (VM exit status $status); logs: ${log#$TOP/}, ${out#$TOP/}"
 	judge+=(--label "$1" --console "$log" --output "$out" --status "$status"
-		--expect "$(expect_file "$3")")
+		--timeout "$limit" --expect "$(expect_file "$3")")
 	last_out=$out
 }
 
@@ -178,14 +186,14 @@ if [ "$MODE" = run ]; then
 	echo
 	# The samples report as KTAP: one that is missing, does not load or
 	# does not fire fails the run (harness/expected-run needs both).
-	exec python3 "$TOP/harness/ktap.py" "${judge[@]}" --timeout "$limit"
+	exec python3 "$TOP/harness/ktap.py" "${judge[@]}"
 fi
 
 if [ "$MODE" = bench ]; then
 	boot_once bench "" ""
 	grep -q '^KTEST-END' "$last_out" ||
 		die "the benchmark did not finish (logs: ${last_out#$TOP/}, ${last_out%.out}.log)"
-	exec python3 "$TOP/harness/ktap.py" --splats-only "${judge[@]}" --timeout "$limit"
+	exec python3 "$TOP/harness/ktap.py" --splats-only "${judge[@]}"
 fi
 
 # Each configuration: the whole suite, in one boot.
@@ -195,4 +203,4 @@ for v in $KTEST_VARIANTS; do
 	[ "$v" = base ] || tag=-$v
 	boot_once "test$tag" "${TCG:-}" "${KTEST_ONLY:-}"
 done
-exec python3 "$TOP/harness/ktap.py" "${judge[@]}" --timeout "$limit"
+exec python3 "$TOP/harness/ktap.py" "${judge[@]}"

@@ -132,6 +132,101 @@ tracked_files() {
 	fi
 }
 
+# ---------------------------------------------------------------- pace
+# Machines of the kind the harness runs on differ in speed by 2.5 times
+# or more (the same test boot took 400 s on one and 1,045 s on another,
+# both idle), and a guest beside other work runs slower still.  So no
+# time limit is a constant: each is the limit for the machine the harness
+# was tuned on, scaled by PACE, a percentage measured on this host just
+# before each boot:
+#   pace_measure   runs the calibration guest (harness/pace.S, a fixed
+#                  piece of TCG work, about a second) five times and sets
+#                  PACE to the median time against PACE_REF_MS (one run
+#                  alone varies by a fifth either way), clamped to
+#                  [PACE_MIN, PACE_MAX]: never a tighter limit than the
+#                  tuned one, never one so long that a hang goes unseen
+#                  for hours.  KTEST_PACE=percent sets it instead.
+#   paced SECONDS  that limit here: SECONDS * PACE / 100
+# The guest is told (ktest.pace=PACE) and scales its own limits by it:
+# harness/init's watchdog and the hung-task timeout, the suite's waits
+# and ftracetest's limit, the test modules' (kprobes_target's pace=).
+# KUnit's 300 s per case is fixed in 6.12 (lib/kunit/try-catch.c): the
+# cases stay far below it (README, "Time limits").
+#
+# PACE_REF_MS is the calibration guest's median on the machine where the
+# limits were tuned, idle.
+PACE_REF_MS=420
+PACE_MIN=100
+PACE_MAX=400
+PACE=${KTEST_PACE:-}
+
+pace_measure()
+{
+	if [ -n "${KTEST_PACE:-}" ]; then
+		PACE=$KTEST_PACE
+		say "pace: $PACE% (KTEST_PACE): time limits are ${PACE}% of the tuned ones"
+		return
+	fi
+	local dir=$BUILD/pace elf ms=() i t raw st
+	elf=$dir/pace.elf
+	mkdir -p "$dir"
+	if [ ! -f "$elf" ] || [ "$TOP/harness/pace.S" -nt "$elf" ]; then
+		as --32 -o "$dir/pace.o" "$TOP/harness/pace.S" &&
+			ld -m elf_i386 -Ttext=0x100000 -o "$elf" "$dir/pace.o" ||
+			die "cannot build the calibration guest (harness/pace.S)"
+	fi
+	for i in 1 2 3 4 5; do
+		t=$(date +%s%N)
+		throttled qemu-system-x86_64 -accel tcg -nodefaults -no-user-config \
+			-display none -m 64 -device isa-debug-exit,iobase=0xf4,iosize=4 \
+			-kernel "$elf" < /dev/null && st=0 || st=$?
+		# isa-debug-exit: QEMU's status is (value << 1) | 1.
+		[ "$st" = 1 ] || die "the calibration guest failed (QEMU exit status $st)"
+		ms+=($(( ($(date +%s%N) - t) / 1000000 )))
+	done
+	raw=$(printf '%s\n' "${ms[@]}" | sort -n | sed -n 3p)
+	PACE=$(( (raw * 100 + PACE_REF_MS / 2) / PACE_REF_MS ))
+	[ "$PACE" -ge "$PACE_MIN" ] || PACE=$PACE_MIN
+	if [ "$PACE" -gt "$PACE_MAX" ]; then
+		say "pace: WARNING: this host runs guests $((raw * 100 / PACE_REF_MS))% as slowly" \
+		    "as the tuned machine; limits stop at ${PACE_MAX}%, and may not hold"
+		PACE=$PACE_MAX
+	fi
+	say "pace: calibration guest ${ms[*]} ms (tuned machine: $PACE_REF_MS ms):" \
+	    "time limits are ${PACE}% of the tuned ones"
+}
+
+paced()
+{
+	echo $(( $1 * ${PACE:-100} / 100 ))
+}
+
+# throttled CMD...: run CMD as a host that has only KTEST_CPU_QUOTA
+# percent of a CPU to give it (a cgroup's CPU quota; KTEST_CPU_QUOTA=40
+# makes a guest about 2.5 times slower).  Unset, CMD just runs.  For
+# trying the limits on a slow machine from a quick one.
+throttled()
+{
+	[ -n "${KTEST_CPU_QUOTA:-}" ] || { "$@"; return; }
+	local q=$((KTEST_CPU_QUOTA * 1000)) cg rc=0
+	if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
+		cg=/sys/fs/cgroup/cpu/ktest-$BASHPID
+		mkdir -p "$cg" && echo 100000 > "$cg/cpu.cfs_period_us" &&
+			echo "$q" > "$cg/cpu.cfs_quota_us"
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
+			echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+		cg=/sys/fs/cgroup/ktest-$BASHPID
+		mkdir -p "$cg" && echo "$q 100000" > "$cg/cpu.max"
+	else
+		false
+	fi || die "KTEST_CPU_QUOTA: no cgroup CPU controller to set a quota with"
+	sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" ||
+		rc=$?
+	rmdir "$cg" 2>/dev/null || true
+	return $rc
+}
+
 # Run a kernel make; keep the whole output in a log file and show only
 # what is not a progress line (warnings, errors, notes).
 kmake_logged() {

@@ -64,7 +64,7 @@ t_pending_module()
 		fail "cannot enable the pending event" || return
 	rc=0
 	for round in 1 2 3; do
-		insmod $MODS/kprobes_target.ko ||
+		insmod $MODS/kprobes_target.ko pace=$PACE ||
 			{ fail "round $round: insmod kprobes_target.ko failed"; rc=1; break; }
 		h0=$(ev_hits kpk_pend)
 		trigger 3
@@ -104,7 +104,7 @@ t_ftrace_kill()
 	# are breakpoints, which ftrace_kill() leaves alone.
 	if [ "$KP_ARCH" != x86_64 ]; then
 		i=0
-		while ! list_line "$a" | grep -q FTRACE && [ $i -lt 10 ]; do
+		while ! list_line "$a" | grep -q FTRACE && [ $i -lt $(tenths 1) ]; do
 			sleep 0.1
 			i=$((i + 1))
 		done
@@ -141,12 +141,12 @@ t_kretprobe_gone_in_flight()
 		fail "not listed as a return probe on its entry: '$line'" || return
 	echo 5 > "$TGT/unload_call" || fail "cannot start the call" || return
 	i=0
-	while [ "$(cat "$TGT/unload_inside")" != 1 ] && [ $i -lt 100 ]; do
+	while [ "$(cat "$TGT/unload_inside")" != 1 ] && [ $i -lt $(tenths 10) ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	[ "$(cat "$TGT/unload_inside")" = 1 ] ||
-		fail "the call did not start within 10 s" || return
+		fail "the call did not start within $(paced 10) s" || return
 	[ "$(hld hits)" = 1 ] && [ "$(hld returns)" = 0 ] ||
 		fail "in flight: entries $(hld hits), returns $(hld returns), want 1, 0" ||
 		return

@@ -57,7 +57,7 @@ t_opt_events_steps()
 	echo 1 > "$TRACEFS/events/kprobes/kpk_optev/enable" ||
 		fail "cannot enable" || return
 	opt_wait "$sym" yes ||
-		fail "not [OPTIMIZED] after 10 s: '$opt_line'" || return
+		fail "not [OPTIMIZED] after $(paced 10) s: '$opt_line'" || return
 	opt_hits 10 "optimized" || return
 	# Its detour lives in a page kallsyms (and so perf) can name.
 	grep -q -E '^[0-9a-f]+ t kprobe_optinsn_page[[:space:]]+\[__builtin__kprobes\]$' \
@@ -69,12 +69,12 @@ t_opt_events_steps()
 		fail "the sysctl reads '$(cat "$OPT_SYSCTL")' after writing 0" ||
 		return
 	opt_wait "$sym" no ||
-		fail "still [OPTIMIZED] 10 s after writing 0: '$opt_line'" ||
+		fail "still [OPTIMIZED] $(paced 10) s after writing 0: '$opt_line'" ||
 		return
 	opt_hits 10 "sysctl 0" || return
 	echo 1 > "$OPT_SYSCTL"
 	opt_wait "$sym" yes ||
-		fail "not [OPTIMIZED] again 10 s after writing 1: '$opt_line'" ||
+		fail "not [OPTIMIZED] again $(paced 10) s after writing 1: '$opt_line'" ||
 		return
 	opt_hits 10 "sysctl 1" || return
 	echo 0 > "$TRACEFS/events/kprobes/kpk_optev/enable"
@@ -133,7 +133,7 @@ t_opt_sysctl_reopt()
 	opt_hits 10 "born with the sysctl at 0" || return
 	echo 1 > "$OPT_SYSCTL" || fail "cannot write 1 to $OPT_SYSCTL" || return
 	opt_wait "$sym" yes ||
-		fail "not [OPTIMIZED] 10 s after writing 1: '$opt_line'" || return
+		fail "not [OPTIMIZED] $(paced 10) s after writing 1: '$opt_line'" || return
 	opt_hits 10 "optimized after 0 -> 1"
 }
 

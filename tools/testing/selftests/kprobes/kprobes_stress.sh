@@ -112,13 +112,14 @@ pa_state_diff()
 
 # Is pa_state back to $1?  A removed probe's address leaves ftrace's
 # filter in one update with the others a tenth of a second later
-# (ftrace_lazy_work in kernel/kprobes/ftrace.c): allow two seconds.
+# (ftrace_lazy_work in kernel/kprobes/ftrace.c): allow two seconds
+# (paced).
 pa_restored()
 {
 	local i=0
 
 	while [ "$(pa_state)" != "$1" ]; do
-		[ $i -lt 20 ] || return 1
+		[ $i -lt $(tenths 2) ] || return 1
 		sleep 0.1
 		i=$((i + 1))
 	done

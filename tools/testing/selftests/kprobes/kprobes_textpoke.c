@@ -5,8 +5,10 @@
  * for PERF_RECORD_TEXT_POKE and PERF_RECORD_KSYMBOL records (as "perf
  * record --kcore" does for Intel PT), run SCRIPT1 with sh, which puts a
  * probe on ADDR (hex), through kprobe_events say; with -o wait (at most
- * WAIT_MS) until the record of the optimized jump written at ADDR comes
- * in; then run SCRIPT2, which takes the probe away again.  Then check that
+ * WAIT_MS, times KTEST_PACE percent when the environment has it: how much
+ * slower this machine is than the one the limit was tuned on) until the
+ * record of the optimized jump written at ADDR comes in; then run
+ * SCRIPT2, which takes the probe away again.  Then check that
  * every change kprobes made to the text was reported:
  *
  *  - the breakpoint written at ADDR (one byte, old -> cc) and taken out
@@ -231,7 +233,7 @@ int main(int argc, char **argv)
 	int nbefore, nafter, nreg = 0, fds[MAX_CPUS], ncpu, cpu, i, j;
 	size_t size = RING_PAGES * PAGE;
 	void *rings[MAX_CPUS];
-	int opt = 0, waited;
+	int opt = 0, waited, wait_ms = WAIT_MS;
 	uint64_t addr;
 	char *end;
 	uint8_t orig = 0;
@@ -246,6 +248,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: kprobes_textpoke [-o] ADDR SCRIPT1 SCRIPT2\n");
 		return 2;
 	}
+	if (getenv("KTEST_PACE") && atoi(getenv("KTEST_PACE")) > 0)
+		wait_ms = WAIT_MS / 100 * atoi(getenv("KTEST_PACE"));
 	addr = strtoull(argv[1], &end, 16);
 	if (!*argv[1] || *end) {
 		fprintf(stderr, "kprobes_textpoke: bad address %s\n", argv[1]);
@@ -282,7 +286,7 @@ int main(int argc, char **argv)
 
 	if (run_script(argv[2]))
 		return 1;
-	for (waited = 0; opt && waited < WAIT_MS; waited += 50) {
+	for (waited = 0; opt && waited < wait_ms; waited += 50) {
 		for (cpu = 0; cpu < ncpu; cpu++)
 			drain(rings[cpu], size);
 		if (jumped(addr))

@@ -187,14 +187,14 @@ static void kph_ftrace_disabled(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
 	kph_call_eight(KPH_CALLS);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), KPH_CALLS);
-	msleep(KPH_HANDOFF_MS);
+	msleep(kpt_paced_ms(KPH_HANDOFF_MS));
 	kph_call_eight(KPH_CALLS);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, disable_kprobe(&kp), 0);
 	kph_call_eight(5);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, enable_kprobe(&kp), 0);
-	msleep(KPH_HANDOFF_MS);
+	msleep(kpt_paced_ms(KPH_HANDOFF_MS));
 	kph_call_eight(3);
 	KUNIT_EXPECT_EQ(test, kph_hits(test, &kp, 'k'), 2 * KPH_CALLS + 3);
 	unregister_kprobe(&kp);
@@ -222,7 +222,7 @@ static void kph_return(struct kunit *test)
 	addr = (unsigned long)rp.kp.addr;
 	kph_call_eight(KPH_CALLS);
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
-	msleep(KPH_HANDOFF_MS);
+	msleep(kpt_paced_ms(KPH_HANDOFF_MS));
 	kph_call_eight(2);
 	KUNIT_EXPECT_EQ(test, kph_field(test, addr, 'r', "hits"), KPH_CALLS + 2);
 	KUNIT_EXPECT_EQ(test, kph_field(test, addr, 'k', "hits"), 2);

@@ -114,10 +114,13 @@ static unsigned int kpo_both_cpus(struct kunit *test, kpo_call_fn call,
 			cond_resched();
 	}
 	if (t) {
+		unsigned int limit = kpt_paced_ms(30000);
+
 		KUNIT_EXPECT_TRUE_MSG(test,
-				      wait_for_completion_timeout(&o.done, 30 * HZ),
-				      "%s: the other CPU did not finish its calls in 30 s",
-				      step);
+				      wait_for_completion_timeout(&o.done,
+								  msecs_to_jiffies(limit)),
+				      "%s: the other CPU did not finish its calls in %u ms",
+				      step, limit);
 		kthread_stop(t);
 		ctx->worker = NULL;
 		KUNIT_EXPECT_EQ_MSG(test, o.bad, 0U,
@@ -527,7 +530,7 @@ void kpo_rewrites(struct kunit *test)
 	kpo_rw_release(NULL);
 
 	/* The text comes back whole. */
-	end = jiffies + msecs_to_jiffies(KPO_TEXT_MS);
+	end = kpt_deadline(KPO_TEXT_MS);
 	for (;;) {
 		KUNIT_ASSERT_EQ(test, copy_from_kernel_nofault(now, (void *)start, size), 0);
 		if (!memcmp(now, text, size) || time_after(jiffies, end))

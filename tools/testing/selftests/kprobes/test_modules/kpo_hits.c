@@ -355,7 +355,7 @@ static int kpo_worker_fn(void *data)
  */
 static void kpo_hold(struct kunit *test, bool on)
 {
-	unsigned long end = jiffies + 10 * HZ;
+	unsigned long end = kpt_deadline(10000);
 
 	/* Pairs with the acquires in kpo_worker_fn(). */
 	smp_store_release(&kpo_w.hold, on);
@@ -394,7 +394,7 @@ static void kpo_smp_run(struct kunit *test, struct kpo_smp_state *ss,
 			const char *step, struct kpo_phase *ph,
 			struct kpo_probe *p, struct kpo_probe *q)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KPO_SMP_MS);
+	unsigned long end = kpt_deadline(KPO_SMP_MS);
 	long start, mine = 0;
 	int p0, q0 = 0, qp0 = 0;
 

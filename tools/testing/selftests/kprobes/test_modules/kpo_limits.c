@@ -304,7 +304,7 @@ void kpo_uaccess(struct kunit *test)
  */
 bool kpo_wait_text(unsigned long addr, bool jump, u8 *now)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KPO_TEXT_MS);
+	unsigned long end = kpt_deadline(KPO_TEXT_MS);
 	unsigned long target;
 
 	for (;;) {
@@ -693,7 +693,7 @@ void kpo_change_path_sysctl(struct kunit *test)
 	p = kpo_new_divert(test, false);
 	kpo_register(test, p, mid);
 	if (!kpt_optimizer_wait())
-		msleep(KPO_MAYBE_MS);
+		msleep(kpt_paced_ms(KPO_MAYBE_MS));
 	kpo_expect_plain(test, mid, "sysctl 0");
 	kpo_expect_insn(test, mid, false, "sysctl 0");
 	kpo_divert_calls(test, p, next, KPO_NCALLS, true, "sysctl 0");

@@ -332,7 +332,7 @@ unsigned long kpo_insn(struct kunit *test, unsigned int i)
 void kpo_expect_text(struct kunit *test)
 {
 	struct kpo_ctx *ctx = test->priv;
-	unsigned long end = jiffies + msecs_to_jiffies(KPO_TEXT_MS);
+	unsigned long end = kpt_deadline(KPO_TEXT_MS);
 	u8 now[KPO_SIZE];
 
 	for (;;) {
@@ -626,7 +626,7 @@ void kpo_states(struct kunit *test)
 	kpo_register(test, s, a4);
 	/* Give the optimizer the time it would take. */
 	if (!kpt_optimizer_wait())
-		msleep(KPO_MAYBE_MS);
+		msleep(kpt_paced_ms(KPO_MAYBE_MS));
 	kpo_expect_plain(test, a4, "registered with sysctl 0");
 	kpo_expect_plain(test, a0, "sysctl 0, second probe");
 	kpo_step(test, "sysctl 0, second probe", p_s);

@@ -554,7 +554,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 			      (void *)addr, state, want);
 	if (site == KPR_SITE_OPTIMIZED) {
 #ifdef CONFIG_X86_64
-		unsigned long end = jiffies + 5 * HZ;
+		unsigned long end = kpt_deadline(5000);
 		u8 op = 0;
 
 		/* The jmp may follow the mark (upstream marks when it queues). */
@@ -565,7 +565,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 				    "%s: %pS: first byte %02x, no jmp", name,
 				    (void *)addr, op);
 #elif defined(CONFIG_ARM64)
-		unsigned long end = jiffies + 5 * HZ;
+		unsigned long end = kpt_deadline(5000);
 		u32 insn = 0;
 
 		/* A B (to the detour) where the BRK was. */

@@ -368,7 +368,7 @@ int kpr_crowd_start(int n)
 /* Wait up to @secs seconds for @read() to reach @n; true when it did. */
 bool kpr_wait_count(int (*read)(void), int n, int secs)
 {
-	unsigned long end = jiffies + secs * HZ;
+	unsigned long end = kpt_deadline(secs * 1000);
 
 	while (read() < n) {
 		if (time_after(jiffies, end))
@@ -389,11 +389,12 @@ int kpr_crowd_returned(void)
  */
 bool kpr_crowd_end(int secs)
 {
-	unsigned long end = jiffies + secs * HZ;
+	unsigned long end = kpt_deadline(secs * 1000);
 
 	if (!kpr_crowd.active)
 		return true;
-	if (!wait_for_completion_timeout(&kpr_crowd.gone, secs * HZ))
+	if (!wait_for_completion_timeout(&kpr_crowd.gone,
+					 msecs_to_jiffies(kpt_paced_ms(secs * 1000))))
 		return false;
 	if (kpr_crowd.first) {
 		put_task_struct(kpr_crowd.first);

@@ -247,7 +247,8 @@ void kpr_two_cpus(struct kunit *test)
 	}
 	complete_all(&kpr_smp_go);
 	for (i = 0; i < 2; i++)
-		if (!wait_for_completion_timeout(&kpr_smp_args[i].done, 300 * HZ))
+		if (!wait_for_completion_timeout(&kpr_smp_args[i].done,
+						 msecs_to_jiffies(kpt_paced_ms(300000))))
 			done = false;
 	KUNIT_ASSERT_TRUE_MSG(test, done, "threads did not finish");
 	kpr_unregister(test, &p->rp);
@@ -623,12 +624,13 @@ void kpr_task_exit(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	get_task_struct(t);
 	wake_up_process(t);
-	if (!wait_for_completion_timeout(&kpr_exit_done, 60 * HZ)) {
+	if (!wait_for_completion_timeout(&kpr_exit_done,
+					 msecs_to_jiffies(kpt_paced_ms(60000)))) {
 		put_task_struct(t);
 		KUNIT_FAIL_AND_ABORT(test, "the thread did not exit");
 	}
 	/* Released (unhashed) by now or soon, its task freed after RCU. */
-	end = jiffies + 10 * HZ;
+	end = kpt_deadline(10000);
 	while (pid_alive(t) && time_before(jiffies, end))
 		msleep(20);
 	KUNIT_EXPECT_FALSE(test, pid_alive(t));
@@ -639,7 +641,7 @@ void kpr_task_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), 1);
 	KUNIT_EXPECT_EQ(test, kpr_returns(p), 0);
 #ifdef KRETPROBE_POOL_GROWS
-	end = jiffies + 10 * HZ;
+	end = kpt_deadline(10000);
 	while (kpr_pool_info(p).out && time_before(jiffies, end)) {
 		msleep(20);
 		rcu_barrier();
@@ -722,7 +724,7 @@ static int kpr_no_miss_waits;
 
 static void kpr_no_miss_pace(int started, void *arg)
 {
-	unsigned long end = jiffies + HZ;
+	unsigned long end = kpt_deadline(1000);
 	struct kretprobe_pool_info info;
 	struct kpr_probe *p = arg;
 
@@ -915,7 +917,7 @@ void kpr_pool_trim_last_cached(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu[1])), 0);
 	preempt_disable();
 	kpt_gate_open();
-	end = jiffies + 20 * HZ;
+	end = kpt_deadline(20000);
 	while (atomic_read(&kpr_trim_back) < n && time_before(jiffies, end))
 		cpu_relax();
 	/* The trim the last returns asked for. */

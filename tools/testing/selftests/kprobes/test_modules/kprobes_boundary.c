@@ -728,7 +728,7 @@ static void kpb_prepare(struct kunit *test, struct kpb_fn *fn)
  */
 static void kpb_expect_text(struct kunit *test, struct kpb_fn *fn)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KPB_TEXT_MS);
+	unsigned long end = kpt_deadline(KPB_TEXT_MS);
 	u8 *now = kunit_kmalloc(test, fn->size, GFP_KERNEL);
 	unsigned int off;
 
@@ -1182,7 +1182,7 @@ static void kpb_smp(struct kunit *test, struct kpb_fn *fn)
 
 		/* Both CPUs call, until each made its share. */
 		start = atomic_long_read(&w->calls);
-		end = jiffies + msecs_to_jiffies(KPB_SMP_MS);
+		end = kpt_deadline(KPB_SMP_MS);
 		kpb_calls(fn, off, post, reps, false, st);
 		while (atomic_long_read(&w->calls) - start < KPB_SMP_CALLS &&
 		       time_before(jiffies, end))

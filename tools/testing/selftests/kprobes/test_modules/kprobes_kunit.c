@@ -1590,7 +1590,8 @@ static void kpk_smp(struct kunit *test)
 	}
 	complete_all(&kpk_smp_go);
 	for (i = 0; i < 2; i++)
-		if (!wait_for_completion_timeout(&kpk_smp_args[i].done, 300 * HZ))
+		if (!wait_for_completion_timeout(&kpk_smp_args[i].done,
+						 msecs_to_jiffies(kpt_paced_ms(300000))))
 			done = false;
 	KUNIT_ASSERT_TRUE_MSG(test, done, "threads did not finish");
 

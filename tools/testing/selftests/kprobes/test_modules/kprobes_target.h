@@ -517,6 +517,18 @@ static inline u64 kpt_opt_redir_want(u64 a, u64 b)
 int kpt_probe_state(unsigned long addr);
 int kpt_wait_probe_state(unsigned long addr, int mask, int want,
 			 unsigned int ms);
+
+/*
+ * Time limits.  Each limit a case waits for something with (a state, a
+ * count, a thread) is the one that holds on the machine the suite was
+ * tuned on; this module's parameter pace= (percent, from the harness)
+ * says how much slower this machine runs the guest.  kpt_paced_ms(ms) is
+ * that limit here, kpt_deadline(ms) the jiffies value it ends at from
+ * now; kpt_wait_probe_state() scales its own.  How long a phase runs (a
+ * stress loop, a settling delay) is no limit and is not scaled.
+ */
+unsigned int kpt_paced_ms(unsigned int ms);
+unsigned long kpt_deadline(unsigned int ms);
 bool kpt_optimizer_wait(void);
 int kpt_optimization_get(void);
 int kpt_optimization_set(int on);

@@ -43,6 +43,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include "kprobes_stress.h"
+#include "kprobes_target.h"
 
 bool kps_upstream;
 module_param_named(upstream, kps_upstream, bool, 0444);
@@ -580,7 +581,7 @@ static void kps_tail(struct kps_ctx *ctx)
 {
 	struct kps_caller *c[3] = { &ctx->wcall[0], &ctx->wcall[1], &ctx->tcall };
 	long start[3];
-	unsigned long end = jiffies + msecs_to_jiffies(KPS_TAIL_MS);
+	unsigned long end = kpt_deadline(KPS_TAIL_MS);
 	int i;
 
 	for (i = 0; i < 3; i++)

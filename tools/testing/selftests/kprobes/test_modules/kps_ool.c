@@ -267,7 +267,7 @@ static void kps_ool_start_worker(struct kps_ool *o)
 static bool kps_ool_until(bool (*done)(struct kps_ool *o, long arg),
 			  struct kps_ool *o, long arg)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KPS_OOL_WAIT_MS);
+	unsigned long end = kpt_deadline(KPS_OOL_WAIT_MS);
 
 	while (!done(o, arg)) {
 		if (time_after(jiffies, end))
@@ -293,7 +293,7 @@ static void kps_ool_wait_hit(struct kps_ool *o)
 	KUNIT_ASSERT_TRUE_MSG(o->test,
 			      kps_ool_until(kps_ool_hit_since, o,
 					    atomic_read(&o->hits)),
-			      "no hit within %d ms", KPS_OOL_WAIT_MS);
+			      "no hit within %u ms", kpt_paced_ms(KPS_OOL_WAIT_MS));
 }
 
 /* Let the worker complete @n more calls, stop it, check its results. */

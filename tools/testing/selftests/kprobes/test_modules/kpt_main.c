@@ -537,10 +537,26 @@ bool kpt_optimizer_wait(void)
 }
 EXPORT_SYMBOL_GPL(kpt_optimizer_wait);
 
+static unsigned int kpt_pace = 100;
+module_param_named(pace, kpt_pace, uint, 0444);
+MODULE_PARM_DESC(pace, "time limits, in percent of those of the machine the suite was tuned on");
+
+unsigned int kpt_paced_ms(unsigned int ms)
+{
+	return mult_frac(ms, max(kpt_pace, 1U), 100);
+}
+EXPORT_SYMBOL_GPL(kpt_paced_ms);
+
+unsigned long kpt_deadline(unsigned int ms)
+{
+	return jiffies + msecs_to_jiffies(kpt_paced_ms(ms));
+}
+EXPORT_SYMBOL_GPL(kpt_deadline);
+
 int kpt_wait_probe_state(unsigned long addr, int mask, int want,
 			 unsigned int ms)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	unsigned long end = kpt_deadline(ms);
 	int state;
 
 	for (;;) {
