@@ -69,8 +69,8 @@ else
 fi
 
 # ---- initramfs -----------------------------------------------------------
-# User space: the host's busybox and bash on x86-64; for arm64 Debian's
-# arm64 packages of them, unpacked under build/userland-arm64
+# User space: the host's busybox on x86-64; for arm64 Debian's arm64
+# package of it, unpacked under build/userland-arm64
 # (harness/userland.sh).  An arm64 busybox cannot list its applets on
 # this host: the image gets /bin/sh only, and harness/init links the
 # others (busybox --install -s) before it uses them.
@@ -122,8 +122,8 @@ if [ "$PROFILE" = test ]; then
 
 	# Upstream's ftrace selftests, unmodified from this tree: the runner, its
 	# helpers and the kprobe cases, at /ftrace, next to /kprobes as in
-	# tools/testing/selftests/.  run_tests.sh runs them with bash, copied from
-	# the host with the shared libraries it needs, at the same paths.
+	# tools/testing/selftests/.  run_tests.sh runs them with /bin/sh, as
+	# ftracetest's first line says (busybox's).
 	FTRACE=$SRC/tools/testing/selftests/ftrace
 	if [ -f "$FTRACE/ftracetest" ]; then
 		mkdir -p "$STAGE/ftrace/test.d"
@@ -135,40 +135,6 @@ if [ "$PROFILE" = test ]; then
 		tracked_files tools/testing/selftests/ftrace/test.d/kprobe |
 			tr '\0' '\n' | while read -r tc; do
 			cp -p "$TOP/$tc" "$STAGE/ftrace/test.d/kprobe/"
-		done
-	fi
-	rm -f "$STAGE/bin/bash"
-	if [ "$KTEST_ARCH" = x86_64 ]; then
-		cp /usr/bin/bash "$STAGE/bin/bash"
-		for lib in $(ldd /usr/bin/bash | grep -o '/[^ ]*'); do
-			mkdir -p "$STAGE$(dirname "$lib")"
-			cp -L "$lib" "$STAGE$lib"
-		done
-	else
-		# ldd cannot run an arm64 bash: its interpreter and the
-		# libraries it names (readelf), and theirs, found in the
-		# unpacked packages, at the same paths.
-		cp "$USERLAND/bin/bash" "$STAGE/bin/bash"
-		needed() {
-			"${CROSS}readelf" -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
-		}
-		todo=($("${CROSS}readelf" -l "$USERLAND/bin/bash" |
-			sed -n 's|.*Requesting program interpreter: /\(.*\)\]|\1|p')
-		      $(needed "$USERLAND/bin/bash"))
-		declare -A copied=()
-		while [ ${#todo[@]} -gt 0 ]; do
-			lib=${todo[0]}
-			todo=("${todo[@]:1}")
-			[ -z "${copied[$lib]:-}" ] || continue
-			copied[$lib]=1
-			path=
-			for p in "$lib" {,usr/}lib/aarch64-linux-gnu/"$lib" {,usr/}lib/"$lib"; do
-				[ -f "$USERLAND/$p" ] && { path=$p; break; }
-			done
-			[ -n "$path" ] || die "bash needs $lib, not in the $KARCH packages"
-			mkdir -p "$STAGE/$(dirname "$path")"
-			cp -L "$USERLAND/$path" "$STAGE/$path"
-			todo+=($(needed "$USERLAND/$path"))
 		done
 	fi
 fi

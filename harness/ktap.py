@@ -23,6 +23,13 @@ Besides failed cases, these fail a run:
   - run_tests.sh exiting with a status that disagrees with its results,
     or never reporting it;
   - a kernel splat (see SPLAT), a timeout, a missing end marker.
+
+A boot that stopped early (a timeout, or no end marker) is one failure
+that says where it stopped: the case that was running (the first of its
+plan's "# cases:" with no result, and the same inside it when it has
+cases of its own), what each case before it took (the suite's "# time:
+NAME N s, at U s" lines), and the cases that never ran; those are not
+reported again as results missing from their plans or as needs.
 """
 import argparse
 import os
@@ -36,6 +43,7 @@ SUBTEST = re.compile(r'^(\s*)# Subtest:\s*(.*)$')
 VERSION = re.compile(r'^(\s*)K?TAP version \d+\s*$')
 PLAN = re.compile(r'^(\s*)1\.\.(\d+)\b')
 CASES = re.compile(r'^(\s*)# cases:\s*(.*)$')
+TIME = re.compile(r'^# time: (\S+) (\d+) s, at (\d+) s$')
 SPLAT = re.compile(
     r'^(?:Kernel panic|Oops\b|BUG:|kernel BUG at|WARNING:'
     r'|general protection fault|Unable to handle kernel'
@@ -76,9 +84,22 @@ class Level:
         self.numbers = []       # test numbers of the results that came
         self.leaves = []        # statuses of its results that are cases
         self.failed = False     # a failure was counted at or under it
+        self.last = None        # the name of its last result
 
     def fresh(self):
         return self.plan is None and not self.numbers
+
+    def running(self):
+        """The name of its case that was running when the log ends (the
+        one after its last result), if its "# cases:" line says it."""
+        n = len(self.numbers)
+        if self.cases and n < len(self.cases):
+            return self.cases[n]
+        return None
+
+    def not_run(self):
+        """The names of its declared cases after the running one."""
+        return (self.cases or [])[len(self.numbers) + 1:]
 
 
 def parse_ktap(lines, stream):
@@ -86,10 +107,13 @@ def parse_ktap(lines, stream):
 
     A case is a result line with no deeper result lines above it since the
     previous result at its depth; a result line with deeper ones is their
-    parent.  Returns (cases, problems, seen): problems are plans that did
-    not get their results, parents that say "not ok" with no failed case
-    under them, and parents whose cases all skipped; seen maps the name of
-    every result, parent or case, to its status.
+    parent.  Returns (cases, problems, seen, open_levels): problems are
+    plans that did not get their results, parents that say "not ok" with
+    no failed case under them, and parents whose cases all skipped; seen
+    maps the name of every result, parent or case, to its status;
+    open_levels are the levels the log ends inside, outermost first (a
+    log cut short leaves their plans unfinished).  The problems of their
+    plans short of results carry a third item, 'open'.
     """
     cases, problems, seen = [], [], {}
     levels = []
@@ -99,7 +123,7 @@ def parse_ktap(lines, stream):
         return '.'.join([l.name for l in levels if l.depth <= depth and l.name]
                         + [name or '(unnamed)'])
 
-    def check_plan(lv):
+    def check_plan(lv, at_end=False):
         if lv.plan is None:
             return
         what = '.'.join([l.name for l in levels
@@ -117,7 +141,8 @@ def parse_ktap(lines, stream):
                     if missing[-1] - missing[0] + 1 == len(missing) else
                     ' '.join('#%d' % n for n in missing[:20]))
             problems.append(('%s: %s plan 1..%d, %d result(s) missing (%s)%s'
-                             % (stream, what, lv.plan, len(missing), nums, names), []))
+                             % (stream, what, lv.plan, len(missing), nums, names), [])
+                            + (('open',) if at_end else ()))
         elif extra > 0:
             problems.append(('%s: %s plan 1..%d, but %d results came'
                              % (stream, what, lv.plan, len(lv.numbers)), []))
@@ -176,6 +201,7 @@ def parse_ktap(lines, stream):
         else:
             name, _, directive = rest.partition(' # ')
         name = name.strip()
+        lv.last = name
         directive = directive.strip()
         word = directive.upper()
         if word.startswith('SKIP') or word.startswith('TODO'):
@@ -208,8 +234,11 @@ def parse_ktap(lines, stream):
                           [l for l in lines[first:i] if l.strip()],
                           directive[4:].strip() if status == 'skip' else ''))
         last_result = i
-    close_from(0)
-    return cases, problems, seen
+    open_levels = list(levels)
+    while levels:
+        check_plan(levels[-1], True)
+        levels.pop()
+    return cases, problems, seen, open_levels
 
 
 def find_splats(lines):
@@ -303,7 +332,7 @@ def check_expect(rows, label, arch, tag, cases, seen):
             continue
         if not any(fnmatch.fnmatchcase(n, name) for n in seen[stream]):
             problems.append((tag + '%s: %s did not run (the expectation file '
-                             'needs it)' % (stream, name), []))
+                             'needs it)' % (stream, name), [], 'need'))
     for c in cases:
         stream = c.stream.rpartition(' ')[2]
         known = [r for r in mine if r[1] in ('fail', 'may-fail') and
@@ -328,6 +357,54 @@ def check_expect(rows, label, arch, tag, cases, seen):
     return problems
 
 
+def stop_report(output, sopen, kopen, shown_console):
+    """Where a boot that stopped early stopped: (summary, lines)."""
+    lines = []
+    times = [TIME.match(l) for l in output]
+    times = [(m.group(1), int(m.group(2)), int(m.group(3))) for m in times if m]
+    top = sopen[0] if sopen else None
+    running = top.running() if top else None
+    if running:
+        since = ' since %d s of guest uptime' % times[-1][2] if times else ''
+        summary = 'case %s was running%s, after %d case(s)' % (
+            running, since, len(top.numbers))
+        inner = [lv for lv in sopen[1:] if lv.numbers or lv.plan is not None]
+        for lv in inner:
+            where = lv.running() or '(its case after %s)' % (lv.last or 'none')
+            lines.append('inside %s: %s was running, after %d of %s case(s)'
+                         % (lv.name or running, where, len(lv.numbers),
+                            lv.plan if lv.plan is not None else '?'))
+    elif top and top.numbers:
+        summary = 'after the last case of the suite (%s)' % top.last
+    else:
+        summary = 'before the suite started'
+    kinner = [lv for lv in kopen if lv.name and lv.depth > 0]
+    if kinner and running:
+        lv = kinner[-1]
+        lines.append('in the kernel log, KUnit suite %s was running, after %s'
+                     % (lv.name, 'its case ' + lv.last if lv.last else 'none of its cases'))
+    if times:
+        lines.append('what each case before it took (s), %d in all:'
+                     % sum(t[1] for t in times))
+        row = []
+        for name, secs, _ in times:
+            row.append('%s %d' % (name, secs))
+            if len(', '.join(row)) > 90:
+                lines.append('  ' + ', '.join(row) + ',')
+                row = []
+        if row:
+            lines.append('  ' + ', '.join(row))
+        lines[-1] = lines[-1].rstrip(',')
+    not_run = []
+    for lv in sopen:
+        not_run += lv.not_run()
+    if not_run:
+        lines.append('not run (%d): %s' % (len(not_run), ', '.join(not_run)))
+    lines.append('the kernel log ends:')
+    lines += shown_console
+    return summary, lines
+
+
 def judge(label, console, output, status, timeout, splats_only, expect,
           arch='x86_64'):
     """Cases and problems of one boot; prints its summary lines."""
@@ -339,20 +416,24 @@ def judge(label, console, output, status, timeout, splats_only, expect,
         while shown and not shown[-1].strip():
             shown.pop()
         problems.append((tag + 'kernel splat: ' + console[start].strip(), shown))
+    tail = [l for l in console if l.strip()][-10:]
+    ended = any(l.strip() == END_MARKER for l in output)
+    stop = None         # why the boot stopped before its end
     if status == 124:
-        problems.append((tag + 'the guest did not finish within %d s (timeout)'
-                         % timeout, [l for l in console if l.strip()][-10:]))
-    elif any('kernel splat: Kernel panic' in t for t, _ in problems):
-        pass    # the panic is why the guest stopped
-    elif not any(l.strip() == END_MARKER for l in output):
-        problems.append((tag + 'no end marker: the guest crashed or stopped early '
-                         '(VM exit status %d)' % status,
-                         [l for l in console if l.strip()][-10:]))
+        stop = 'the guest did not finish within %d s (timeout)' % timeout
+    elif not ended:
+        if any('kernel splat: Kernel panic' in p[0] for p in problems):
+            stop = 'the guest stopped at the kernel panic above'
+        else:
+            stop = ('no end marker: the guest crashed or stopped early '
+                    '(VM exit status %d)' % status)
     if splats_only:
+        if stop:
+            problems.append((tag + stop, tail))
         return [], problems
 
-    kunit, kp, kseen = parse_ktap(console, tag + 'kunit')
-    suite, sp, sseen = parse_ktap(output, tag + 'suite')
+    kunit, kp, kseen, kopen = parse_ktap(console, tag + 'kunit')
+    suite, sp, sseen, sopen = parse_ktap(output, tag + 'suite')
     problems += kp + sp
     exit_seen = False
     for l in output:
@@ -369,14 +450,19 @@ def judge(label, console, output, status, timeout, splats_only, expect,
             problems.append((tag + 'run_tests.sh exited with status 0 after '
                              'a failure', []))
     if any(l.startswith('# ktest: tree=') and 'running the test suite' in l
-           for l in output) and not exit_seen \
-            and any(l.strip() == END_MARKER for l in output):
+           for l in output) and not exit_seen and ended:
         problems.append((tag + 'run_tests.sh never reported its exit status', []))
     if expect is not None:
         problems += check_expect(expect, label or 'test', arch, tag,
                                  kunit + suite,
                                  {'kunit': kseen, 'suite': sseen})
-    if not kunit and not suite:
+    if stop:
+        # What did not run is where it stopped, not a suite that vanished:
+        # one failure that says so, and names what did not run.
+        problems = [p for p in problems if p[2:] not in (('open',), ('need',))]
+        summary, lines = stop_report(output, sopen, kopen, tail)
+        problems.append((tag + stop + ': ' + summary, lines))
+    elif not kunit and not suite:
         problems.append((tag + 'no test results at all', []))
     for name, cs in (('KUnit (kernel log)', kunit), ('our suite', suite)):
         print('ktest: %-18s %d passed, %d failed, %d skipped'
@@ -399,7 +485,9 @@ def main():
                     help='user-space output log (one per boot)')
     ap.add_argument('--status', action='append', type=int, default=[],
                     help="the VM's exit status (one per boot)")
-    ap.add_argument('--timeout', type=int, default=0, help='time limit, s')
+    ap.add_argument('--timeout', action='append', type=int, default=[],
+                    help='the time limit of the boot, s (one per boot, or one '
+                    'for all)')
     ap.add_argument('--expect', action='append', default=[],
                     help='expectation file for the boot (one per boot, or '
                     'one for all; "-" for none)')
@@ -413,12 +501,14 @@ def main():
     n = len(args.console)
     labels = args.label + [None] * (n - len(args.label))
     statuses = args.status + [0] * (n - len(args.status))
+    timeouts = args.timeout * n if len(args.timeout) == 1 else \
+        args.timeout + [0] * (n - len(args.timeout))
     expects = args.expect * n if len(args.expect) == 1 else \
         args.expect + ['-'] * (n - len(args.expect))
     cases, problems = [], []
     for i in range(n):
         c, p = judge(labels[i], read_log(args.console[i]),
-                     read_log(args.output[i]), statuses[i], args.timeout,
+                     read_log(args.output[i]), statuses[i], timeouts[i],
                      args.splats_only,
                      None if expects[i] == '-' else read_expect(expects[i]),
                      args.arch)
@@ -426,7 +516,7 @@ def main():
         problems += p
 
     if args.splats_only:
-        for title, lines in problems:
+        for title, lines, *_ in problems:
             print('FAIL: ' + title)
             for l in lines:
                 print('    | ' + l)
@@ -438,7 +528,7 @@ def main():
         print('FAIL: %s: %s' % (c.stream, c.name))
         for l in c.context + [c.line]:
             print('    | ' + l)
-    for title, lines in problems:
+    for title, lines, *_ in problems:
         print('FAIL: ' + title)
         for l in lines:
             print('    | ' + l)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The guest's user space for an architecture the host does not run
-# (arm64): busybox (static) and bash with the shared libraries it needs,
-# from Debian bookworm's packages of that architecture, unpacked with
+# (arm64): busybox (static), from Debian bookworm's package of that
+# architecture, unpacked with
 # dpkg-deb -x.  No multiarch set-up (dpkg --add-architecture): apt runs
 # with a private state of its own under build/, on the host's Debian
 # mirrors, with APT::Architecture set to the guest's, and only downloads.
@@ -15,7 +15,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 DARCH=${1:?usage: $0 DEBIAN-ARCH}
 DIR=$TOP/build/userland-$DARCH
 ROOT=$DIR/root
-PKGS=(busybox-static bash libc6 libtinfo6)
+PKGS=(busybox-static)
 RELEASE=bookworm
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
@@ -66,8 +66,7 @@ mkdir -p "$ROOT"
 for deb in "$DIR"/debs/*.deb; do
 	dpkg-deb -x "$deb" "$ROOT"
 done
-[ -x "$ROOT/bin/busybox" ] && [ -x "$ROOT/bin/bash" ] ||
-	die "no bin/busybox or bin/bash in the $DARCH packages"
+[ -x "$ROOT/bin/busybox" ] || die "no bin/busybox in the $DARCH package"
 say "unpacked $(cd "$DIR/debs" && ls *.deb | paste -sd' ') into ${ROOT#$TOP/}"
 echo "${PKGS[*]}" > "$ROOT/.done"
 echo "$ROOT"

@@ -146,6 +146,37 @@ def ftracetest_killed(lines):
     return out + lines[last + 1:]
 
 
+def stopped_in(case):
+    """The guest stopped (timed out, say) while case ran: the output ends
+    after the result of the case before it, that case's time line
+    included."""
+    def fn(lines):
+        i = next(i for i, l in enumerate(lines) if re.match(r'ok \d+ %s$' % case, l))
+        j = max(j for j in range(i) if re.match(r'(not )?ok \d+ ', lines[j]))
+        return lines[:j + 1]
+    return fn
+
+
+def ftracetest_timed_out(lines):
+    """ftracetest stopped at its limit in the guest after half its cases:
+    the suite's script reports the running case as timed out, the rest as
+    not run (kprobes_events.sh), and the ftracetest case fails."""
+    first = next(i for i, l in enumerate(lines) if l.startswith('    ok 1 '))
+    last = next(i for i, l in enumerate(lines) if re.match(r'ok \d+ ftracetest', l))
+    nested = [i for i in range(first, last) if re.match(r'    (not )?ok \d+', lines[i])]
+    half = len(nested) // 2
+    out = lines[:nested[half]]
+    for k, i in enumerate(nested[half:]):
+        desc = re.sub(r'^    (not )?ok \d+ (.*?)( # .*)?$', r'\2', lines[i])
+        n = half + k + 1
+        out.append('    not ok %d %s # %s' % (
+            n, desc, 'TIMEOUT x.tc was running when ftracetest reached its limit of 480 s'
+            if k == 0 else 'not run: ftracetest had stopped at its time limit'))
+    out.append('# ftracetest timed out: x.tc was running at its limit of 480 s')
+    out.append(re.sub(r'^ok', 'not ok', lines[last]))
+    return out + lines[last + 1:]
+
+
 def first_three_kunit_cases_skip(lines):
     """Every case of kprobes_blacklist skipped (and its suite line)."""
     out, inside = [], False
@@ -234,6 +265,23 @@ CHECKS = [
     ('no end marker', mutate('test', 'out', drop(r'^KTEST-END$')), (), None, 1,
      r'no end marker'),
     ('a timeout', BOOTS, (), {'test': 124}, 1, r'the guest did not finish'),
+    ('a timeout names the case that was running, and what did not run',
+     mutate('test', 'out', stopped_in('kretprobe_suite')), (), {'test': 124}, 1,
+     r'^FAIL: the guest did not finish within 900 s \(timeout\): case '
+     r'kretprobe_suite was running since \d+ s of guest uptime, after \d+ case\(s\)\n'
+     r'(.*\n)*    \| what each case before it took \(s\), \d+ in all:\n'
+     r'    \|   cpus \d+, kunit_suites \d+, .*\n'
+     r'(.*\n)*    \| not run \(\d+\): perf_kretprobe_pmu, '),
+    ('a guest that stopped early, without the end marker, says where',
+     mutate('test', 'out', stopped_in('kretprobe_suite')), (), None, 1,
+     r'^FAIL: no end marker: .*: case kretprobe_suite was running'),
+    ('a stop is one failure, not a vanished suite',
+     mutate('test', 'out', stopped_in('kretprobe_suite')), (), {'test': 124}, 1,
+     r'^\d+ passed, 1 failed'),
+    ('ftracetest stopped at its limit in the guest',
+     mutate('test', 'out', lambda ls: sub(r'exit status 0', 'exit status 1')(
+         ftracetest_timed_out(ls))), (), None, 1,
+     r'^FAIL: suite: ftracetest\.\S.*\n(    \|.*\n)*?    \| +not ok \d+ .* # TIMEOUT x\.tc was running'),
     ('a failure the expectation file lists (a deliberate difference)',
      mutate('test', 'out', lambda ls: sub(r'exit status 0', 'exit status 1')(
          sub(r'^ok (\d+) samples$', r'not ok \1 samples')(ls))),

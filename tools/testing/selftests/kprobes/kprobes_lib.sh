@@ -70,17 +70,39 @@ FT_TESTS="add_and_remove busy_check kprobe_args kprobe_args_char
 ONLY=
 # The CPUs the harness gave the guest (ktest.cpus=N): all must be online.
 CPUS=
+# How much slower than the machine the limits were tuned on this one runs
+# guests, in percent (ktest.pace=N, measured by the harness before the
+# boot; 100 when run otherwise): every time limit here is scaled by it
+# (paced), the test modules' too (kprobes_target's pace=).
+PACE=100
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	ktest.ftracetest=none) FT_TESTS= ;;
 	ktest.ftracetest=*) FT_TESTS=$(echo "${arg#*=}" | tr ',' ' ') ;;
 	ktest.only=*) ONLY=$(echo "${arg#*=}" | tr ',' ' ') ;;
 	ktest.cpus=*) CPUS=${arg#*=} ;;
+	ktest.pace=*) PACE=${arg#*=} ;;
 	esac
 done
+
+# The helper programs (kprobes_textpoke) scale their limits too.
+export KTEST_PACE=$PACE
+
+# paced SECONDS: that limit on this machine.
+paced()
+{
+	echo $(($1 * PACE / 100))
+}
+
+# tenths SECONDS: that limit on this machine, in waits of 0.1 s.
+tenths()
+{
+	echo $(($1 * PACE / 10))
+}
+
 # ftracetest's limit: arm64 under TCG is about twice as slow per case.
-FT_TIMEOUT=480
-[ "$KP_ARCH" = aarch64 ] && FT_TIMEOUT=960
+FT_TIMEOUT=$(paced 480)
+[ "$KP_ARCH" = aarch64 ] && FT_TIMEOUT=$(paced 960)
 
 num=0
 nfail=0
@@ -103,21 +125,35 @@ selected()
 	return 1
 }
 
+# The guest's uptime in whole seconds.
+uptime_s()
+{
+	up_s=$(cut -d' ' -f1 /proc/uptime)
+	echo "${up_s%.*}"
+}
+
 # run NAME FUNCTION: 0 passes, 2 skips, anything else fails; $why explains.
 # Cases left out by ktest.only are not reported at all.  Each starts from
 # ktest_reset's state, except no_splat, which looks at the whole run.
+# Before its result, "# time: NAME N s, at U s" says how long it took
+# and the guest's uptime when it ended: when the guest is stopped at its
+# time limit, the harness names the case that was running and what each
+# before it took.
 run()
 {
 	selected "$1" || return 0
 	num=$((num + 1))
 	why=
 	echo "$1" > /tmp/ktest.case
+	case_t0=$(uptime_s)
 	if [ "$1" = no_splat ]; then
 		"$2"
 	else
 		ktest_reset && "$2"
 	fi
 	rc=$?
+	case_t1=$(uptime_s)
+	diag "time: $1 $((case_t1 - case_t0)) s, at $case_t1 s"
 	if [ $rc -eq 0 ]; then
 		echo "ok $num $1"
 	elif [ $rc -eq 2 ]; then
@@ -213,7 +249,7 @@ mount_fs()
 # The test module kprobes_target.ko is loaded (probe targets, triggers).
 need_target()
 {
-	loaded kprobes_target || insmod $MODS/kprobes_target.ko ||
+	loaded kprobes_target || insmod $MODS/kprobes_target.ko pace=$PACE ||
 		fail "insmod kprobes_target.ko failed"
 }
 
@@ -347,8 +383,8 @@ ev_cleanup()
 }
 
 # Whether the list line of the probe on $1 (symbol+offset, an ERE) says
-# [OPTIMIZED]: "yes" or "no" as $2 wants, within 10 s.  $opt_line is the
-# line last read.
+# [OPTIMIZED]: "yes" or "no" as $2 wants, within 10 s (paced).  $opt_line
+# is the line last read.
 opt_wait()
 {
 	i=0
@@ -357,7 +393,7 @@ opt_wait()
 		got=no
 		echo "$opt_line" | grep -q '\[OPTIMIZED\]' && got=yes
 		[ "$got" = "$2" ] && return 0
-		[ $i -lt 100 ] || return 1
+		[ $i -lt $(tenths 10) ] || return 1
 		sleep 0.1
 		i=$((i + 1))
 	done
