@@ -712,36 +712,47 @@ void kpr_recursion_maxactive_1(struct kunit *test)
 
 #ifdef KRETPROBE_POOL_GROWS
 /*
- * kpr_no_miss's callers arrive no faster than the pool's work item can
+ * A crowd of callers arrives no faster than the pool's work item can
  * follow (a burst that outruns it may miss, as documented; see
  * kpr_recursion_maxactive_1): each next one starts once this one is
  * inside and, when the pool is past its growth threshold (more than half
- * out), once it has grown.  A pool that does not grow within a second
- * ends the pacing, and the case fails on it.
+ * out), once it has grown.  Returns how many 20-50 us waits the growth
+ * took, or -ETIMEDOUT when the pool did not grow within a second.
  */
-static bool kpr_no_miss_stuck;
-static int kpr_no_miss_waits;
-
-static void kpr_no_miss_pace(int started, void *arg)
+static int kpr_pool_follow(struct kpr_probe *p, int started)
 {
 	unsigned long end = kpt_deadline(1000);
 	struct kretprobe_pool_info info;
-	struct kpr_probe *p = arg;
+	int waits = 0;
 
-	if (kpr_no_miss_stuck)
-		return;
 	while (kpt_gate_inside() < started && time_before(jiffies, end))
 		usleep_range(20, 50);
 	for (;;) {
 		info = kpr_pool_info(p);
 		if (info.out * 2 <= info.nr || info.nr >= info.limit)
-			return;
+			return waits;
 		if (!time_before(jiffies, end))
-			break;
-		kpr_no_miss_waits++;
+			return -ETIMEDOUT;
+		waits++;
 		usleep_range(20, 50);
 	}
-	kpr_no_miss_stuck = true;
+}
+
+/* A pool that does not grow within a second ends the pacing. */
+static bool kpr_no_miss_stuck;
+static int kpr_no_miss_waits;
+
+static void kpr_no_miss_pace(int started, void *arg)
+{
+	int waits;
+
+	if (kpr_no_miss_stuck)
+		return;
+	waits = kpr_pool_follow(arg, started);
+	if (waits < 0)
+		kpr_no_miss_stuck = true;
+	else
+		kpr_no_miss_waits += waits;
 }
 #endif
 
@@ -833,6 +844,10 @@ void kpr_no_miss(struct kunit *test)
 
 static atomic_t kpr_trim_back;
 
+/* The callers, static so that an aborted case can still release them. */
+static struct task_struct *kpr_trim_t[KPR_TRIM_OTHERS + 1];
+static int kpr_trim_started;
+
 static int kpr_trim_thread(void *arg)
 {
 	int x = (long)arg;
@@ -843,7 +858,7 @@ static int kpr_trim_thread(void *arg)
 	module_put_and_kthread_exit(0);
 }
 
-static struct task_struct *kpr_trim_start(struct kunit *test, int x, int cpu)
+static void kpr_trim_start(struct kunit *test, int x, int cpu)
 {
 	struct task_struct *t = kthread_create(kpr_trim_thread, (void *)(long)x,
 					       "kpr_trim/%d", x);
@@ -851,9 +866,20 @@ static struct task_struct *kpr_trim_start(struct kunit *test, int x, int cpu)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	__module_get(THIS_MODULE);
 	kthread_bind(t, cpu);
-	get_task_struct(t);
+	kpr_trim_t[kpr_trim_started++] = get_task_struct(t);
 	wake_up_process(t);
-	return t;
+}
+
+/*
+ * Opens the gate and reaps every caller started; a KUnit action, so that
+ * a case that stops early leaves no thread asleep in the gate holding a
+ * task reference.
+ */
+static void kpr_trim_release(void *unused)
+{
+	kpt_gate_open();
+	while (kpr_trim_started)
+		kthread_stop_put(kpr_trim_t[--kpr_trim_started]);
 }
 
 static int kpr_trim_back_count(void)
@@ -879,7 +905,6 @@ static int kpr_trim_back_count(void)
 void kpr_pool_trim_last_cached(struct kunit *test)
 {
 #ifdef KRETPROBE_POOL_GROWS
-	struct task_struct *t[KPR_TRIM_OTHERS + 1];
 	struct kpr_probe *p = kpr_new(0);
 	struct kretprobe_pool_info info;
 	unsigned int trimmed;
@@ -897,19 +922,29 @@ void kpr_pool_trim_last_cached(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
 	atomic_set(&kpr_trim_back, 0);
 	atomic_set(&kpr_crowd.wrong, 0);
+	kpr_trim_started = 0;
 	kpt_gate_close();
-	for (i = 0; i < n; i++)
-		t[i] = kpr_trim_start(test, i, cpu[0]);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kpr_trim_release, NULL), 0);
+	/*
+	 * Paced as kpr_no_miss is: a burst may outrun the pool's growth and
+	 * miss, and the layout below needs every caller to hold an instance.
+	 */
+	for (i = 0; i < n; i++) {
+		kpr_trim_start(test, i, cpu[0]);
+		KUNIT_ASSERT_GE_MSG(test, kpr_pool_follow(p, i + 1), 0,
+				    "the pool did not grow for caller %d", i);
+	}
 	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
 			      "%d of %d callers inside", kpt_gate_inside(), n);
-	t[n] = kpr_trim_start(test, n, cpu[1]);
+	kpr_trim_start(test, n, cpu[1]);
 	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n + 1, 60),
 			      "the straggler did not come in");
+	/* The growth the straggler asked for, on its CPU, before we hold it. */
+	KUNIT_ASSERT_GE_MSG(test, kpr_pool_follow(p, n + 1), 0,
+			    "the pool did not grow for the straggler");
 	KUNIT_ASSERT_EQ_MSG(test, p->rp.nmissed, 0,
 			    "calls found no instance: the layout assumed is not there");
 	KUNIT_ASSERT_EQ(test, atomic_read(&p->entries), n + 1);
-	/* The growth the straggler asked for, on its CPU, before we hold it. */
-	msleep(500);
 	info = kpr_pool_info(p);
 	kunit_info(test, "all inside: nr %u, out %u, floor %u\n", info.nr,
 		   info.out, info.floor);
@@ -929,8 +964,7 @@ void kpr_pool_trim_last_cached(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_trim_back_count, n + 1, 60),
 			      "%d of %d callers returned",
 			      kpr_trim_back_count(), n + 1);
-	for (i = 0; i <= n; i++)
-		kthread_stop_put(t[i]);
+	kpr_trim_release(NULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
 	KUNIT_EXPECT_EQ(test, kpr_returns(p), n + 1);
 	for (i = 0; i < 50; i++) {
