@@ -16,7 +16,6 @@
 #ifndef _LINUX_KPROBES_H
 #define _LINUX_KPROBES_H
 
-#include <asm/kprobes.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
@@ -33,6 +32,17 @@
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+/* After the generic headers: some architectures' use types they define. */
+#include <asm/kprobes.h>
+
+/*
+ * An architecture defines kprobe_opcode_t, the unit of text a probe
+ * replaces, only when kprobes are built.  struct kprobe needs one in every
+ * configuration, so that code declaring probes compiles without them.
+ */
+#ifndef CONFIG_KPROBES
+typedef u32 kprobe_opcode_t;
+#endif
 
 struct kprobe;
 struct kprobe_site;

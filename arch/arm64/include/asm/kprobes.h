@@ -16,14 +16,6 @@
 #include <linux/types.h>
 #include <asm/debug-monitors.h>
 
-/*
- * The unit of text a probe replaces: one A64 instruction, overwritten
- * with BRK #KPROBES_BRK_IMM.  Defined in every configuration because
- * struct kprobe carries one (asm/probes.h, which uprobes shares, has the
- * same definition).
- */
-typedef u32 kprobe_opcode_t;
-
 struct pt_regs;
 
 /*
@@ -44,6 +36,13 @@ struct arm64_probe_insn {
 };
 
 #ifdef CONFIG_KPROBES
+
+/*
+ * The unit of text a probe replaces: one A64 instruction, overwritten
+ * with BRK #KPROBES_BRK_IMM (asm/probes.h, which uprobes shares, has the
+ * same definition).
+ */
+typedef u32 kprobe_opcode_t;
 
 /*
  * Bytes per out-of-line slot: the probed instruction followed by

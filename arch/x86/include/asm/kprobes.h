@@ -29,14 +29,13 @@
 
 #include <linux/types.h>
 
+#ifdef CONFIG_KPROBES
+
 /*
  * The unit of text a probe replaces: the first byte of the instruction,
- * overwritten with int3.  Defined in every configuration because struct
- * kprobe carries one.
+ * overwritten with int3.
  */
 typedef u8 kprobe_opcode_t;
-
-#ifdef CONFIG_KPROBES
 
 #include <asm/insn.h>		/* MAX_INSN_SIZE */
 
