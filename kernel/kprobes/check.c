@@ -45,14 +45,21 @@ static int kprobe_cold_match_one(void *data, unsigned long addr)
 	return 0;
 }
 
-/* kallsyms, for vmlinux and module init text. */
+/*
+ * kallsyms, for vmlinux and module init text.  The cold part's name,
+ * "<module>:<name>.cold" or "<name>.cold", is built in place around the
+ * name kallsyms writes: one buffer, a frame that fits 32-bit kernels'
+ * 1,024 bytes.
+ */
 static int kprobe_func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
 				   bool want_cold)
 {
-	char name[KSYM_NAME_LEN], cold[KSYM_NAME_LEN + MODULE_NAME_LEN + 8];
+	char buf[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN + sizeof(".cold")];
+	char *name = buf + MODULE_NAME_LEN + 1, *cold = name;
 	unsigned long size, off, csize, coff;
 	struct cold_match m = {};
 	char *modname = NULL;
+	size_t len;
 
 	if (!kallsyms_lookup(addr, &size, &off, &modname, name))
 		return -ENOENT;
@@ -62,13 +69,16 @@ static int kprobe_func_by_kallsyms(unsigned long addr, struct kprobe_func *f,
 	f->cold_size = 0;
 	if (!want_cold)
 		return 0;
+	strcat(name, ".cold");
 	if (modname) {
-		snprintf(cold, sizeof(cold), "%s:%s.cold", modname, name);
+		len = strnlen(modname, MODULE_NAME_LEN - 1);
+		cold = name - len - 1;
+		memcpy(cold, modname, len);
+		cold[len] = ':';
 		m.addr = kallsyms_lookup_name(cold);
 		m.n = !!m.addr;
 	} else {
 		/* vmlinux only, and every symbol of that name. */
-		snprintf(cold, sizeof(cold), "%s.cold", name);
 		kallsyms_on_each_match_symbol(kprobe_cold_match_one, cold, &m);
 	}
 	if (m.n > 1) {
