@@ -36,6 +36,13 @@ enum {
 /* .base / .index: no register. */
 #define KX_NO_REG	0xff
 
+/*
+ * An ftrace call site: the 5-byte call to __fentry__ or the nop ftrace
+ * puts there (MCOUNT_INSN_SIZE, which only kernels with ftrace define;
+ * the breakpoint code meets such sites in every configuration).
+ */
+#define KX_FENTRY_SIZE	CALL_INSN_SIZE
+
 /* Where the two copies sit inside a slot (see KPROBE_SLOT_SIZE). */
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32

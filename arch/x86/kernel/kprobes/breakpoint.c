@@ -232,7 +232,7 @@ int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
 		s = kprobe_site_find(pos);
 		/* our breakpoint on ftrace's nop */
 		if (s && s->arch.how == KX_FTRACE && buf[0] == INT3_INSN_OPCODE) {
-			buf[0] = x86_nops[MCOUNT_INSN_SIZE][0];
+			buf[0] = x86_nops[KX_FENTRY_SIZE][0];
 		} else if (s && s->arch.how != KX_FTRACE) {
 			if (kx_jumped(s)) {
 				ov->at = pos;
@@ -641,7 +641,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 
 	if (s->flags & KSITE_FTRACE) {
 		a->how = KX_FTRACE;
-		a->len = MCOUNT_INSN_SIZE;
+		a->len = KX_FENTRY_SIZE;
 		a->opcode = buf[0];
 		*opcode = buf[0];
 		/* A breakpoint there (arch_kprobe_ftrace_bp()) has no copy. */
@@ -761,7 +761,7 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 		 * of it for a while).  The site is 5 bytes either way.
 		 */
 		if (buf[0] == INT3_INSN_OPCODE && ftrace_location(pos) == pos) {
-			pos += MCOUNT_INSN_SIZE;
+			pos += KX_FENTRY_SIZE;
 			continue;
 		}
 
@@ -873,15 +873,15 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
  */
 bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 {
-	const u8 *nop = x86_nops[MCOUNT_INSN_SIZE];
-	u8 cur[MCOUNT_INSN_SIZE];
+	const u8 *nop = x86_nops[KX_FENTRY_SIZE];
+	u8 cur[KX_FENTRY_SIZE];
 	u8 old = arm ? nop[0] : INT3_INSN_OPCODE;
 	u8 byte = arm ? INT3_INSN_OPCODE : nop[0];
 
 	lockdep_assert_held(&text_mutex);
 	if ((s->flags & KSITE_GONE) ||
-	    copy_from_kernel_nofault(cur, s->addr, MCOUNT_INSN_SIZE) ||
-	    cur[0] != old || memcmp(cur + 1, nop + 1, MCOUNT_INSN_SIZE - 1))
+	    copy_from_kernel_nofault(cur, s->addr, KX_FENTRY_SIZE) ||
+	    cur[0] != old || memcmp(cur + 1, nop + 1, KX_FENTRY_SIZE - 1))
 		return false;
 	text_poke(s->addr, &byte, INT3_INSN_SIZE);
 	perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte, INT3_INSN_SIZE);
