@@ -7,7 +7,7 @@ H := harness
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
 	test-judge test-all-functions clients clients-baseline \
-	series series-check
+	series series-check arches arches-baseline
 
 all: build
 
@@ -33,6 +33,11 @@ help:
 	@echo '                    generated from the overlay (build/series/)'
 	@echo 'make series-check   the series: checkpatch, a build after each patch,'
 	@echo '                    kernel-doc, final tree = ours, then make test'
+	@echo 'make arches         every architecture with kprobes and a Debian cross'
+	@echo '                    compiler, built with kprobes off and on; the kprobes-on'
+	@echo '                    kernel booted where QEMU can, its KUnit suites judged'
+	@echo '                    (ARCHES="arm riscv64" for some; build/logs/arches-ours.txt)'
+	@echo 'make arches-baseline  the same on the upstream tree'
 	@echo 'make clean          remove build/ (keeps ~/.ccache)'
 	@echo 'ARCH=arm64          (test, run, build, baseline, test-baseline, run-baseline,'
 	@echo '                    shell, shell-baseline, bench) the same for arm64, cross-built'
@@ -122,6 +127,15 @@ series: deps
 
 series-check: series
 	@$(H)/series/check.sh
+
+# Every other architecture (harness/arches.sh), not part of `make test`.
+arches:
+	@$(H)/deps.sh arches
+	@$(H)/arches.sh ours $(ARCHES)
+
+arches-baseline:
+	@$(H)/deps.sh arches
+	@$(H)/arches.sh upstream $(ARCHES)
 
 clean:
 	rm -rf build

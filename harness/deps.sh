@@ -5,6 +5,8 @@
 #   harness/deps.sh bench    the same plus gnuplot for `make bench`
 #   harness/deps.sh clients  the same plus what `make clients` needs: pahole
 #                            (BTF), mmdebstrap, mkfs.ext4 -d
+#   harness/deps.sh arches   the same plus the cross compilers and QEMUs
+#                            of `make arches` (harness/arches.sh)
 # KTEST_ARCH=arm64 (make ARCH=arm64) adds the cross compiler, its static C
 # library (the suite's helper programs) and qemu-system-aarch64; the
 # guest's arm64 busybox and bash come later, as packages downloaded
@@ -24,6 +26,12 @@ esac
 [ "${1:-}" = check ] && pkgs+=(sparse)
 [ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)
 [ "${1:-}" = clients ] && pkgs+=(dwarves mmdebstrap e2fsprogs util-linux)
+[ "${1:-}" = arches ] && pkgs+=(gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
+	gcc-mips-linux-gnu gcc-mips64el-linux-gnuabi64 gcc-powerpc-linux-gnu
+	gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu
+	gcc-sparc64-linux-gnu gcc-hppa-linux-gnu gcc-sh4-linux-gnu gcc-arc-linux-gnu
+	qemu-system-arm qemu-system-mips qemu-system-ppc qemu-system-misc
+	qemu-system-sparc)
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "ktest: not a Debian system, not installing anything" >&2

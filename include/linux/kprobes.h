@@ -101,6 +101,10 @@ struct kprobe {
 	kprobe_opcode_t opcode;		/* first byte of the probed instruction */
 	struct list_head list;		/* on site->probes, registration order */
 	struct kprobe_site *site;	/* the address this probe shares */
+#ifdef CONFIG_KPROBES_BRIDGE
+	/* What a bridged backend keeps per probe (kprobes_bridge.h). */
+	struct arch_specific_insn ainsn;
+#endif
 	/*
 	 * Never hashed by kprobes.  Kept because users (trace_kprobe) test
 	 * "registered" as !list_empty(&list) || !hlist_unhashed(&hlist) and
@@ -228,8 +232,13 @@ int kprobe_add_ksym_blacklist(unsigned long entry);
 int kprobe_add_area_blacklist(unsigned long start, unsigned long end);
 void dump_kprobe(struct kprobe *kp);
 
+#ifdef CONFIG_KPROBES_BRIDGE
+/* The backend's header declares its own kprobe_fault_handler(). */
+#include <linux/kprobes_bridge.h>
+#else
 /* Called by the architecture's fault handlers while a probe runs. */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
+#endif
 
 /* Out-of-line instruction slots, for kallsyms, extable and the unwinder. */
 bool is_kprobe_insn_slot(unsigned long addr);

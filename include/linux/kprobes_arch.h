@@ -28,6 +28,15 @@
  * Hit-path rules: everything the backend calls from a trap runs with
  * interrupts off and must be NOKPROBE; nothing there takes a lock or
  * allocates.
+ *
+ * The backend also defines current_kprobe, the per-CPU pointer to the
+ * probe being handled: its hit path is what keeps it.
+ *
+ * An architecture that has no backend on this contract keeps the one it
+ * had, driven by kernel/kprobes/bridge.c (CONFIG_KPROBES_BRIDGE, see
+ * <linux/kprobes_bridge.h>), which implements the backend's side here.
+ * It leaves the bridge by selecting HAVE_KPROBES_NATIVE with a backend of
+ * its own.
  */
 #ifndef _LINUX_KPROBES_ARCH_H
 #define _LINUX_KPROBES_ARCH_H
@@ -49,8 +58,13 @@
 /* Jump optimization (CONFIG_OPTPROBES, kernel/kprobes/optimizer.c): */
 #define KSITE_OPTIMIZED	BIT(6)	/* the jump to the detour is in the text */
 #define KSITE_OPT_READY	BIT(7)	/* hits may run the detour's copy */
-/* Set by arch_kprobe_site_prepare(): no one-trap shortcut for this site. */
+/*
+ * Set by arch_kprobe_site_prepare(), the only flags it may write: no
+ * one-trap shortcut for this site; armed even while every probe is
+ * disarmed (a bridged backend's return trampoline, see bridge.c).
+ */
 #define KSITE_ARCH_SLOW	BIT(10)
+#define KSITE_PINNED	BIT(11)
 
 struct ftrace_ops;
 struct kprobe_hits_block;
@@ -82,8 +96,8 @@ struct kprobe_site {
  * prepare whatever a hit will need (the out-of-line copy in a slot from
  * kprobe_slot_alloc(), its classification).  Also store the instruction's
  * first byte in *opcode, and set KSITE_ARCH_SLOW in s->flags if the
- * backend's hit path cannot take its shortcut there (the only flag it
- * may write).  Returns 0, -EINVAL (cannot be probed),
+ * backend's hit path cannot take its shortcut there, KSITE_PINNED if the
+ * site must stay armed whatever its probes want.  Returns 0, -EINVAL (cannot be probed),
  * -EILSEQ (does not decode) or -ENOMEM.  Process context, may sleep.
  */
 int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode);
@@ -456,7 +470,26 @@ static inline int kprobe_site_fault(struct kprobe_site *s,
 }
 #endif
 
-/* The backend's inline part: arch_kretprobe_hijack() and friends. */
+/*
+ * Mark this CPU as running @p outside a hit (a busy section, a return
+ * handler); a bridged backend also needs its status set then.
+ */
+#ifndef arch_kprobe_running_set
+static __always_inline void arch_kprobe_running_set(struct kprobe *p) { }
+#endif
+
+static __always_inline void kprobe_running_set(struct kprobe *p)
+{
+	__this_cpu_write(current_kprobe, p);
+	arch_kprobe_running_set(p);
+}
+
+/*
+ * The backend's inline part: arch_kretprobe_hijack() and friends.  A
+ * bridged architecture has them from <linux/kprobes_bridge.h>.
+ */
+#ifndef CONFIG_KPROBES_BRIDGE
 #include <asm/kprobes_arch.h>
+#endif
 
 #endif /* _LINUX_KPROBES_ARCH_H */

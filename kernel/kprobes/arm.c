@@ -7,6 +7,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/cpu.h>
 #include <linux/memory.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -82,7 +83,8 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
 		   duo : NULL);
 	kprobe_site_bp_solo_update(s);
 
-	return !kprobes_all_disarmed && !(s->flags & KSITE_GONE) &&
+	return (!kprobes_all_disarmed || (s->flags & KSITE_PINNED)) &&
+	       !(s->flags & KSITE_GONE) &&
 	       kprobe_site_has_enabled(s);
 }
 
@@ -144,6 +146,12 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			nbp++;
 	}
 	if (nbp) {
+		/*
+		 * The hotplug lock first, as ftrace and jump labels take them:
+		 * bridged backends write their breakpoints with
+		 * stop_machine_cpuslocked().
+		 */
+		cpus_read_lock();
 		mutex_lock(&text_mutex);
 		list_for_each_entry(s, batch, batch) {
 			if (!!(s->flags & KSITE_ARMED) == arm ||
@@ -157,6 +165,7 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 		else
 			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
+		cpus_read_unlock();
 	}
 	if (!nftrace)
 		return 0;

@@ -24,9 +24,13 @@
  * @name: "symbol" or "module:symbol"
  * @offset: offset the caller will add (unused here)
  *
+ * Weak: a bridged architecture may know better (powerpc's ELFv1 dot
+ * symbols).
+ *
  * Return: the address, or NULL if there is no such symbol.
  */
-kprobe_opcode_t *kprobe_lookup_name(const char *name, unsigned int offset)
+kprobe_opcode_t * __weak kprobe_lookup_name(const char *name,
+					    unsigned int offset)
 {
 	return (kprobe_opcode_t *)kallsyms_lookup_name(name);
 }

@@ -18,16 +18,21 @@
  *   blacklist.c     addresses nobody may probe
  *   arm.c           arming and disarming, in batches; releasing sites
  *   check.c         what a probe spec names, and whether it may be probed
+ *   stats.c         per-site hit counts, the stats file
  *   ftrace.c        sites carried by ftrace        (KPROBES_ON_FTRACE)
  *   optimizer.c     jump optimization              (OPTPROBES)
  *   kretprobe.c     return probes                  (KRETPROBES)
  *   kretprobe_pool.c  their instance pools         (KRETPROBES)
+ *   compat.c        jprobes, fault_handler         (KPROBES_COMPAT)
  *   debugfs.c       list, enabled, blacklist       (DEBUG_FS)
+ *   bridge.c        the contract on the backend an
+ *                   architecture already had       (KPROBES_BRIDGE)
  *
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
  * only reads RCU-protected lists; a site or a probe leaves those lists and
- * is only reused or freed after a grace period.
+ * is only reused or freed after a grace period.  Lock order:
+ * kprobe_mutex, then the CPU hotplug lock, then text_mutex.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -51,9 +56,6 @@ DEFINE_MUTEX(kprobe_mutex);
 bool kprobes_all_disarmed;
 
 static bool kprobes_initialized;
-
-DEFINE_PER_CPU(struct kprobe *, current_kprobe);
-EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 /*
  * A fixed table large enough that thousands of probes keep chains short:
@@ -119,7 +121,7 @@ NOKPROBE_SYMBOL(kprobe_site_missed);
 void kprobe_busy_begin(void)
 {
 	preempt_disable();
-	__this_cpu_write(current_kprobe, &kprobe_busy);
+	kprobe_running_set(&kprobe_busy);
 }
 
 NOKPROBE_SYMBOL(kprobe_busy_begin);
@@ -244,7 +246,8 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 {
 	struct pending_site *pend;
 	struct kprobe_site *s;
-	kprobe_opcode_t *addr, opcode = 0;
+	/* A compound literal: on mips kprobe_opcode_t is a union. */
+	kprobe_opcode_t *addr, opcode = (kprobe_opcode_t){ 0 };
 	struct kprobe_func f;
 	bool on_entry = false, ftrace, created = false;
 	int ret;
@@ -296,7 +299,8 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 		if (first == &kprobe_busy && pend)
 			first = list_first_entry_or_null(&pend->probes,
 							 struct kprobe, list);
-		opcode = first && first != &kprobe_busy ? first->opcode : 0;
+		opcode = first && first != &kprobe_busy ? first->opcode :
+			 (kprobe_opcode_t){ 0 };
 	}
 	if (!pend) {
 		pend = &ps[(*n)++];

@@ -7,7 +7,8 @@
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
  * only reads RCU-protected lists; a site or a probe leaves those lists and
- * is only reused or freed after a grace period.
+ * is only reused or freed after a grace period.  Lock order:
+ * kprobe_mutex, then the CPU hotplug lock, then text_mutex.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H

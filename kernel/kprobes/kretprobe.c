@@ -143,7 +143,7 @@ static nokprobe_inline void kretprobe_call(struct kretprobe_instance *ri,
 
 	if (!rp || !rp->handler || kprobe_disabled(&rp->kp))
 		return;
-	__this_cpu_write(current_kprobe, &rp->kp);
+	kprobe_running_set(&rp->kp);
 	rp->handler(ri, regs);
 }
 
@@ -168,7 +168,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 	preempt_disable();
 	/* Probes hit from here on (even from this walk) count as missed. */
 	prev = __this_cpu_read(current_kprobe);
-	__this_cpu_write(current_kprobe, &kprobe_busy);
+	kprobe_running_set(&kprobe_busy);
 	raw_local_irq_save(flags);
 	for (mine = pending->first; mine; mine = mine->next) {
 		if (kretprobe_instance_of(mine)->fp == fp)
@@ -198,7 +198,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 		ours |= node == mine;
 		if (ours) {
 			kretprobe_call(ri, regs);
-			__this_cpu_write(current_kprobe, &kprobe_busy);
+			kprobe_running_set(&kprobe_busy);
 		} else {
 			struct kretprobe *rp = kretprobe_pool_owner(ri->pool);
 
@@ -219,10 +219,9 @@ NOKPROBE_SYMBOL(kretprobe_return_slow);
  * @regs: registers at the return, built by the trampoline
  * @fp: the key arch_kretprobe_hijack() recorded for the call (ri->fp)
  *
- * Pops the task's instances for the returning frame, puts the real return
- * address back (before any handler runs, so stack traces taken by the
- * handlers show it), runs the return handlers and puts the instances
- * back.
+ * Puts the real return address back (before any handler runs, so stack
+ * traces taken by the handlers show it), runs the return handlers, pops
+ * the task's instances for the returning frame and puts them back.
  *
  * Return: the real return address.
  */
@@ -258,8 +257,15 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 		goto slow;
 
 	arch_kretprobe_restore(regs, fp, ret);
-	WRITE_ONCE(pending->first, node->next);
+	/*
+	 * Popped after the handler: a backend's unwinder may still meet the
+	 * trampoline in the handler's stack traces (bridged arm, whose
+	 * trampoline frame keeps it), and looks the instance up.  No
+	 * instance is pushed meanwhile: a probe hit while the handler runs
+	 * is missed.
+	 */
 	kretprobe_call(ri, regs);
+	WRITE_ONCE(pending->first, node->next);
 	__this_cpu_write(current_kprobe, NULL);
 	kretprobe_pool_put(ri);
 	preempt_enable();
@@ -286,7 +292,7 @@ NOKPROBE_SYMBOL(is_kretprobe_trampoline);
 
 /**
  * kretprobe_find_ret_addr() - the real return address behind the trampoline
- * @tsk: the task whose stack is being unwound
+ * @tsk: the task whose stack is being unwound (NULL: current)
  * @fp: what the backend keyed the instance on (arch_kretprobe_hijack()): the
  *	stack slot of the return address on x86-64, the frame pointer on arm64
  * @cur: the unwinder's cursor, NULL at the start of an unwind
@@ -308,6 +314,9 @@ unsigned long kretprobe_find_ret_addr(struct task_struct *tsk, void *fp,
 	unsigned long ret = 0;
 	int pass, budget;
 
+	/* Some unwinders start from a pt_regs of current's with no task. */
+	if (!tsk)
+		tsk = current;
 	if (tsk != current && task_is_running(tsk))
 		return 0;
 	start = *cur ? READ_ONCE((*cur)->next) : NULL;

@@ -30,6 +30,7 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/cpu.h>
+#include <linux/export.h>
 #include <linux/extable.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
@@ -73,6 +74,10 @@ struct arm64_kp_cpu {
 };
 
 static DEFINE_PER_CPU(struct arm64_kp_cpu, arm64_kp_cpu);
+
+/* The probe being handled on this CPU (<linux/kprobes.h>); the hits keep it. */
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 #define ARM64_KP_STEP_MASK	(PSR_I_BIT | PSR_F_BIT)
 

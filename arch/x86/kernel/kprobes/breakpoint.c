@@ -65,6 +65,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/export.h>
 #include <linux/extable.h>
 #include <linux/memory.h>
 #include <linux/preempt.h>
@@ -116,6 +117,10 @@ struct kx_cpu {
 };
 
 static DEFINE_PER_CPU(struct kx_cpu, kx_cpu);
+
+/* The probe being handled on this CPU (<linux/kprobes.h>); the hits keep it. */
+DEFINE_PER_CPU(struct kprobe *, current_kprobe);
+EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 /*
  * Only NMIs and machine checks can interleave with the code below on the

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Build the tree for every architecture that has kprobes and a Debian 12
+# cross compiler, twice: with kprobes off, and with everything of ours
+# the architecture can have (harness/config/arches/kprobes-on.config).
+#   harness/arches.sh ours|upstream [ARCH...]
+# ARCH names a row of the table below (default: all of them).  The
+# object directories are build/arches-<tree>/<arch>-{off,on}; the result
+# table goes to build/logs/arches-<tree>.txt, one line per build:
+#   <arch> <off|on> <ok|FAILED|NOCC> <seconds> <what the config has>
+# Exit status 1 if any build failed.
+. "$(dirname "$0")/common.sh" "${1:-}"
+shift
+
+# arch  ARCH=  compiler prefix  Debian package of the compiler  what our
+# kprobes-on build must have (upstream's must have KPROBES and KRETPROBES
+# everywhere).  i386 has no kprobes until the x86 backend covers it; the
+# bridged architectures whose return trampoline is rethook's have no
+# return probes yet (Documentation/trace/kprobes.rst, "the bridge").
+ARCH_TABLE="
+i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
+arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,KPROBES_BRIDGE
+mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
+mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
+powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KPROBES_BRIDGE
+ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KPROBES_BRIDGE
+s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KPROBES_BRIDGE
+riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KPROBES_BRIDGE
+sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE
+hppa      parisc  hppa-linux-gnu-          gcc-hppa-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
+sh4       sh      sh4-linux-gnu-           gcc-sh4-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
+arc       arc     arc-linux-gnu-           gcc-arc-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
+"
+# How QEMU boots an architecture's kprobes-on kernel: machine and CPU
+# options, the image (relative to the object directory), the console.
+# No initramfs: the KUnit suites run while the kernel boots, and the
+# kernel then stops, finding no root file system (panic=-1 reboots, and
+# -no-reboot ends QEMU there).
+qemu_recipe()
+{
+	case "$1" in
+	arm)      QEMU=(qemu-system-arm -M virt -cpu cortex-a15 -m 512 -smp 2)
+		  IMAGE=arch/arm/boot/zImage CONSOLE=ttyAMA0 ;;
+	riscv64)  QEMU=(qemu-system-riscv64 -M virt -m 512 -smp 2 -bios default)
+		  IMAGE=arch/riscv/boot/Image CONSOLE=ttyS0 ;;
+	s390x)    QEMU=(qemu-system-s390x -M s390-ccw-virtio -m 512 -smp 2)
+		  IMAGE=arch/s390/boot/bzImage CONSOLE=ttysclp0 ;;
+	ppc64le)  QEMU=(qemu-system-ppc64 -M pseries -cpu power9 -m 1024 -smp 2)
+		  IMAGE=vmlinux CONSOLE=hvc0 ;;
+	mips64el) QEMU=(qemu-system-mips64el -M malta -cpu MIPS64R2-generic -m 512)
+		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
+	mips)     QEMU=(qemu-system-mips -M malta -m 512)
+		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# What a boot must show: each KUnit suite and its number of cases.
+# kprobes_test is lib/test_kprobes.c (KPROBES_SANITY_TEST); kretprobe_pool
+# is ours, and runs wherever there are return probes.
+BOOT_SUITES="kprobes_test:7 kretprobe_pool:5"
+
+# boot ARCH OBJ LOG: boot and judge; prints "N/M" (cases passed of those
+# required) and returns non-zero unless all passed.
+boot()
+{
+	local arch=$1 obj=$2 log=$3 limit pass=0 need=0 suite n got
+	qemu_recipe "$arch" || { echo "-"; return 0; }
+	command -v "${QEMU[0]}" >/dev/null || { echo "noqemu"; return 1; }
+	limit=$(paced 600)
+	timeout -k 10 "$limit" "${QEMU[@]}" -nographic -no-reboot \
+		-kernel "$obj/$IMAGE" \
+		-append "console=$CONSOLE panic=-1 ktest.pace=$PACE" \
+		< /dev/null > "$log" 2>&1 || true
+	for suite in $BOOT_SUITES; do
+		n=${suite#*:} suite=${suite%%:*}
+		# Ours has it wherever it has return probes; upstream never.
+		if [ "$suite" = kretprobe_pool ]; then
+			[ "$TREE" = ours ] && grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" ||
+				continue
+		fi
+		need=$((need + n))
+		# KUnit's per-suite line: "# <suite>: pass:P fail:F skip:S total:T"
+		got=$(sed -n "s/.*# $suite: pass:\([0-9]*\) fail:0 skip:0 total:$n.*/\1/p" "$log" | tail -1)
+		pass=$((pass + ${got:-0}))
+	done
+	echo "$pass/$need"
+	[ "$pass" -eq "$need" ]
+}
+
+# The options a kprobes-on build reports (what the architecture offers).
+REPORT=(KPROBES KRETPROBES KRETPROBE_ON_RETHOOK OPTPROBES KPROBES_ON_FTRACE
+	KPROBE_EVENTS KPROBES_SANITY_TEST KPROBES_BRIDGE)
+
+want=("$@")
+ADIR=$BUILD/arches-$TREE
+CFGDIR=$TOP/harness/config/arches
+RESULT=$LOGS/arches-$TREE.txt
+mkdir -p "$ADIR" "$LOGS"
+: > "$RESULT"
+
+"$TOP/harness/prepare.sh" "$TREE" > "$LOGS/arches-prepare-$TREE.log" 2>&1 ||
+	{ cat "$LOGS/arches-prepare-$TREE.log" >&2; die "preparing the $TREE tree failed"; }
+
+pace_measure
+failed=0
+while read -r arch karch cross pkg must; do
+	[ -n "$arch" ] || continue
+	if [ ${#want[@]} -gt 0 ] && [[ " ${want[*]} " != *" $arch "* ]]; then
+		continue
+	fi
+	if ! command -v "${cross}gcc" >/dev/null; then
+		echo "$arch - NOCC 0 ${pkg} not installed" >> "$RESULT"
+		say "$arch: ${cross}gcc missing (apt-get install $pkg)"
+		failed=1
+		continue
+	fi
+	for mode in ${ARCHES_MODES:-off on}; do
+		obj=$ADIR/$arch-$mode
+		log=$LOGS/arches-$TREE-$arch-$mode.log
+		mkdir -p "$obj"
+		amake=(make -C "$SRC" O="$obj" ARCH="$karch" CROSS_COMPILE="$cross"
+		       CC="ccache ${cross}gcc" HOSTCC=gcc)
+		start=$SECONDS
+		frags=("$CFGDIR/common.config" "$CFGDIR/$arch.config" "$CFGDIR/kprobes-$mode.config")
+		cfg=$obj/.config.arches
+		if ! "${amake[@]}" KCONFIG_CONFIG=.config.arches tinyconfig > "$log" 2>&1; then
+			echo "$arch $mode FAILED 0 tinyconfig" >> "$RESULT"
+			say "$arch $mode: tinyconfig failed (${log#$TOP/})"
+			failed=1
+			continue
+		fi
+		syms=$(sed -nE 's/^(# )?(CONFIG_[A-Za-z0-9_]+)[= ].*/\2/p' "${frags[@]}" | sort -u | paste -sd'|')
+		{ grep -vE "^(# )?($syms)[= ]" "$cfg" || true; cat "${frags[@]}"; } > "$cfg.tmp"
+		mv "$cfg.tmp" "$cfg"
+		"${amake[@]}" KCONFIG_CONFIG=.config.arches olddefconfig >> "$log" 2>&1
+		if cmp -s "$cfg" "$obj/.config"; then rm -f "$cfg"; else mv "$cfg" "$obj/.config"; fi
+		have=
+		for o in "${REPORT[@]}"; do
+			grep -q "^CONFIG_$o=y" "$obj/.config" && have+="${have:+,}$o"
+		done
+		# A configuration that lost an option it must have fails.
+		[ "$TREE" = upstream ] && must=KPROBES,KRETPROBES
+		lost=
+		if [ "$mode" = on ]; then
+			for o in ${must//,/ }; do
+				[ "$o" = - ] || [[ ",$have," == *",$o,"* ]] || lost+="${lost:+,}$o"
+			done
+		fi
+		say "$arch $mode: building (${have:-no kprobes}; log ${log#$TOP/})"
+		if "${amake[@]}" -j"$JOBS" vmlinux >> "$log" 2>&1; then
+			st=ok
+		else
+			st=FAILED failed=1
+			grep -m5 -E 'error:|Error [0-9]' "$log" | sed 's/^/    /' >&2 || true
+		fi
+		if [ -n "$lost" ]; then
+			st=FAILED failed=1
+			say "$arch $mode: the configuration lacks $lost"
+		fi
+		booted=
+		if [ "$mode" = on ] && [ "$st" = ok ] && [ -z "${ARCHES_NO_BOOT:-}" ]; then
+			"${amake[@]}" -j"$JOBS" all >> "$log" 2>&1 || st=FAILED failed=1
+			if [ "$st" = ok ]; then
+				say "$arch: booting (console: build/logs/arches-$TREE-$arch-boot.log)"
+				booted=$(boot "$arch" "$obj" "$LOGS/arches-$TREE-$arch-boot.log") || failed=1
+				booted=" kunit=$booted"
+			fi
+		fi
+		echo "$arch $mode $st $((SECONDS - start)) ${have:--}${lost:+ lacks=$lost}$booted" >> "$RESULT"
+		say "$arch $mode: $st in $((SECONDS - start)) s${booted}"
+	done
+done <<< "$ARCH_TABLE"
+
+say "results (${RESULT#$TOP/}):"
+column -t "$RESULT"
+exit $failed

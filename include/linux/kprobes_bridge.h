@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The bridge (CONFIG_KPROBES_BRIDGE): the kprobes core driving the
+ * backend an architecture already has (arch/<arch>/kernel/kprobes.c and
+ * its friends, left as they are) through the interface that backend was
+ * written against.  An architecture is bridged until it selects
+ * HAVE_KPROBES_NATIVE with a backend on <linux/kprobes_arch.h>.
+ *
+ * What a bridged backend sees: one struct kprobe per probed address (the
+ * site's proxy, see kernel/kprobes/bridge.c), found with get_kprobe(), and
+ * the hooks and per-CPU state it defines itself (arch_prepare_kprobe(),
+ * arch_arm_kprobe(), current_kprobe, kprobe_ctlblk, its traps).  The
+ * proxy's handlers run the site's probes in registration order.
+ *
+ * Included by <linux/kprobes.h> under CONFIG_KPROBES_BRIDGE only.
+ */
+#ifndef _LINUX_KPROBES_BRIDGE_H
+#define _LINUX_KPROBES_BRIDGE_H
+
+#include <linux/ptrace.h>
+
+/* kprobe_ctlblk.kprobe_status: where the CPU is in a hit. */
+#define KPROBE_HIT_ACTIVE	0x00000001	/* running handlers */
+#define KPROBE_HIT_SS		0x00000002	/* stepping the copy */
+#define KPROBE_REENTER		0x00000004	/* a hit within a hit */
+#define KPROBE_HIT_SSDONE	0x00000008	/* running post handlers */
+
+/* The backend defines both, and current_kprobe (see <linux/kprobes.h>). */
+DECLARE_PER_CPU(struct kprobe_ctlblk, kprobe_ctlblk);
+
+static nokprobe_inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
+{
+	return this_cpu_ptr(&kprobe_ctlblk);
+}
+
+/* The site's proxy: what get_kprobe() returns for a probed address. */
+struct arch_kprobe_site {
+	struct kprobe		proxy;
+};
+
+/* Provided by the bridge (kernel/kprobes/bridge.c), for the backend. */
+struct kprobe *get_kprobe(void *addr);
+void kprobes_inc_nmissed_count(struct kprobe *p);
+
+/* Provided by the backend.  arch_remove_kprobe() its header declares. */
+int arch_prepare_kprobe(struct kprobe *p);
+void arch_arm_kprobe(struct kprobe *p);
+void arch_disarm_kprobe(struct kprobe *p);
+int arch_init_kprobes(void);
+int arch_trampoline_kprobe(struct kprobe *p);
+bool arch_within_kprobe_blacklist(unsigned long addr);
+int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
+			     void *data);
+
+/*
+ * Slots for the out-of-line copies: the core's slot pages
+ * (kernel/kprobes/slots.c), left as execmem_alloc() made them, since
+ * several backends fill their slots with plain stores.  The slot pool
+ * wants slots of at least 16 bytes.
+ */
+#define KPROBE_SLOT_SIZE	ALIGN(MAX_INSN_SIZE * sizeof(kprobe_opcode_t), 16)
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+kprobe_opcode_t *get_insn_slot(void);
+void free_insn_slot(kprobe_opcode_t *slot, int dirty);
+#endif
+
+/* Functions a backend refuses return probes on (powerpc, s390, sparc). */
+struct kretprobe_blackpoint {
+	const char *name;
+	void *addr;
+};
+
+#ifdef CONFIG_KRETPROBES
+/* The backend's trampoline and its entry hook. */
+void __kretprobe_trampoline(void);
+void arch_prepare_kretprobe(struct kretprobe_instance *ri,
+			    struct pt_regs *regs);
+void arch_kretprobe_fixup_return(struct pt_regs *regs,
+				 kprobe_opcode_t *correct_ret_addr);
+unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp);
+
+/*
+ * Called from the trampoline probe's pre_handler (arc, mips, parisc, sh,
+ * sparc) rather than from the trampoline's own code: the same thing here,
+ * since kretprobe_trampoline_handler() keeps current_kprobe as it found it.
+ */
+static nokprobe_inline unsigned long
+__kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
+{
+	return kretprobe_trampoline_handler(regs, fp);
+}
+
+/* The core's name for the return trampoline. */
+#define arch_kretprobe_trampoline	__kretprobe_trampoline
+
+static nokprobe_inline void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+						  struct pt_regs *regs)
+{
+	arch_prepare_kretprobe(ri, regs);
+}
+
+/*
+ * Handlers see the real return address as the PC; the backend's
+ * trampoline puts it back where the caller returns through.
+ */
+static nokprobe_inline void arch_kretprobe_restore(struct pt_regs *regs,
+						   void *fp, unsigned long ret)
+{
+	instruction_pointer_set(regs, ret);
+	arch_kretprobe_fixup_return(regs, (kprobe_opcode_t *)ret);
+}
+#endif /* CONFIG_KRETPROBES */
+
+/*
+ * Wherever the core marks the CPU as running a probe outside a hit (busy
+ * sections, return handlers), the backend's status must say "handlers
+ * running": a hit meanwhile then counts as missed instead of finding a
+ * status that means nothing (some backends BUG() on that).
+ */
+static nokprobe_inline void arch_kprobe_running_set(struct kprobe *p)
+{
+	get_kprobe_ctlblk()->kprobe_status = KPROBE_HIT_ACTIVE;
+}
+
+#define arch_kprobe_running_set arch_kprobe_running_set
+
+#endif /* _LINUX_KPROBES_BRIDGE_H */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The bridge (CONFIG_KPROBES_BRIDGE): the core's backend contract
+ * (<linux/kprobes_arch.h>) implemented on top of the backend an
+ * architecture already has, which stays as it is.  That backend was
+ * written for one struct kprobe per probed address; it gets one: each
+ * site embeds a proxy (<linux/kprobes_bridge.h>).
+ *
+ *   arch_kprobe_site_prepare()   arch_prepare_kprobe(proxy)
+ *   arch_kprobe_poke()           arch_arm_kprobe(proxy) or
+ *                                arch_disarm_kprobe(proxy), one at a time
+ *   arch_kprobe_site_release()   arch_remove_kprobe(proxy)
+ *   a hit                        the backend's trap, get_kprobe(), the
+ *                                proxy's handlers: kpb_pre(), kpb_post()
+ *   return probes                arch_prepare_kretprobe() and the
+ *                                backend's __kretprobe_trampoline
+ *
+ * The backend calls the proxy's handlers with current_kprobe pointing at
+ * the proxy and its own status set.  They run the site's probes the way
+ * a native hit does (each probe's handler sees current_kprobe pointing at
+ * that probe), then point current_kprobe back at the proxy: the backend
+ * reads it again to finish the hit (its single-step completion, its fault
+ * handler).
+ *
+ * What the bridge leaves off (Kconfig.kprobes): jump optimization,
+ * kprobes on ftrace sites, and return probes on backends whose trampoline
+ * is rethook's.  An architecture leaves the bridge by selecting
+ * HAVE_KPROBES_NATIVE with a backend of its own.
+ */
+
+#define pr_fmt(fmt) "kprobes: " fmt
+
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/cpu.h>
+#include <linux/init.h>
+#include <linux/kdebug.h>
+#include <linux/memory.h>
+#include <linux/notifier.h>
+
+#include "internal.h"
+
+static struct kprobe_site *kpb_site_of(struct kprobe *proxy)
+{
+	return container_of(proxy, struct kprobe_site, arch.proxy);
+}
+
+/* The proxy's pre_handler: a hit on the site. */
+static int kpb_pre(struct kprobe *proxy, struct pt_regs *regs)
+{
+	struct kprobe_site *s = kpb_site_of(proxy);
+	bool redirected;
+
+	kprobe_site_hit(s);
+	redirected = kprobe_site_pre(s, regs);
+	__this_cpu_write(current_kprobe, proxy);
+	return redirected;
+}
+
+NOKPROBE_SYMBOL(kpb_pre);
+
+/* The proxy's post_handler: the probed instruction has run. */
+static void kpb_post(struct kprobe *proxy, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	struct kprobe_site *s = kpb_site_of(proxy);
+
+	if (!(READ_ONCE(s->flags) & KSITE_POST))
+		return;
+	kprobe_site_post(s, NULL, regs);
+	__this_cpu_write(current_kprobe, proxy);
+}
+
+NOKPROBE_SYMBOL(kpb_post);
+
+/**
+ * get_kprobe() - the probe a bridged backend handles at @addr
+ * @addr: a probed address
+ *
+ * Called from the backend's traps (interrupts off) and, for a neighbour,
+ * from its arch_prepare_kprobe() (kprobe_mutex held).
+ *
+ * Return: the proxy of the site at @addr, or NULL if there is none.
+ */
+struct kprobe *get_kprobe(void *addr)
+{
+	struct kprobe_site *s = kprobe_site_find((unsigned long)addr);
+
+	return s ? &s->arch.proxy : NULL;
+}
+
+NOKPROBE_SYMBOL(get_kprobe);
+
+/**
+ * kprobes_inc_nmissed_count() - account a hit a bridged backend skipped
+ * @p: what get_kprobe() returned for the hit
+ *
+ * The site's enabled probes each count the miss, as on a native hit.
+ */
+void kprobes_inc_nmissed_count(struct kprobe *p)
+{
+	if (p->pre_handler == kpb_pre)
+		kprobe_site_missed(kpb_site_of(p));
+	else
+		p->nmissed++;
+}
+
+NOKPROBE_SYMBOL(kprobes_inc_nmissed_count);
+
+int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
+{
+	struct kprobe *proxy = &s->arch.proxy;
+	int ret;
+
+	if (arch_within_kprobe_blacklist((unsigned long)s->addr))
+		return -EINVAL;
+	proxy->addr = s->addr;
+	proxy->pre_handler = kpb_pre;
+	proxy->post_handler = kpb_post;
+	proxy->site = s;
+	INIT_LIST_HEAD(&proxy->list);
+	/* Some backends copy the instruction with the text-patching calls. */
+	cpus_read_lock();
+	mutex_lock(&text_mutex);
+	ret = arch_prepare_kprobe(proxy);
+	mutex_unlock(&text_mutex);
+	cpus_read_unlock();
+	if (ret)
+		return ret;
+	*opcode = proxy->opcode;
+	/* The backend's return trampoline stays armed through "disarm all". */
+	if (arch_trampoline_kprobe(proxy))
+		s->flags |= KSITE_PINNED;
+	return 0;
+}
+
+void arch_kprobe_site_release(struct kprobe_site *s)
+{
+	/*
+	 * Backends with slots only free them here; those without (arc, sh)
+	 * write the text back, which they must not do once it is gone.
+	 */
+#ifndef __ARCH_WANT_KPROBES_INSN_SLOT
+	if (s->flags & KSITE_GONE)
+		return;
+#endif
+	cpus_read_lock();
+	mutex_lock(&text_mutex);
+	arch_remove_kprobe(&s->arch.proxy);
+	mutex_unlock(&text_mutex);
+	cpus_read_unlock();
+}
+
+/* The backend's own arch_prepare_kprobe() checks the instruction. */
+bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
+{
+	return true;
+}
+
+/* Called with the hotplug lock and text_mutex held (kprobe_sites_set_armed()). */
+void arch_kprobe_poke(struct kprobe_site *s, bool arm)
+{
+	if (arm)
+		arch_arm_kprobe(&s->arch.proxy);
+	else
+		arch_disarm_kprobe(&s->arch.proxy);
+}
+
+/* Each arch_arm_kprobe() and arch_disarm_kprobe() has synchronised. */
+void arch_kprobe_poke_finish(void)
+{
+}
+
+/* No ftrace sites on the bridge. */
+bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
+{
+	return false;
+}
+
+/*
+ * Slot pages stay as execmem_alloc() made them: the backends write their
+ * slots themselves, several with plain stores.
+ */
+void arch_kprobe_slot_page_init(void *page)
+{
+}
+
+#ifdef __ARCH_WANT_KPROBES_INSN_SLOT
+/**
+ * get_insn_slot() - a slot for a bridged backend's out-of-line copy
+ *
+ * Return: KPROBE_SLOT_SIZE bytes of executable memory, or NULL.
+ */
+kprobe_opcode_t *get_insn_slot(void)
+{
+	return kprobe_slot_alloc();
+}
+
+/**
+ * free_insn_slot() - give back a slot from get_insn_slot()
+ * @slot: the slot
+ * @dirty: unused: the caller (arch_remove_kprobe()) runs after the grace
+ *	period that ends every use of the slot
+ */
+void free_insn_slot(kprobe_opcode_t *slot, int dirty)
+{
+	kprobe_slot_free(slot);
+}
+#endif
+
+/* Defaults for what only some backends provide. */
+int __weak arch_populate_kprobe_blacklist(void)
+{
+	return 0;
+}
+
+bool __weak arch_within_kprobe_blacklist(unsigned long addr)
+{
+	return false;
+}
+
+kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
+						 unsigned long offset,
+						 bool *on_func_entry)
+{
+	*on_func_entry = !offset;
+	return (kprobe_opcode_t *)(addr + offset);
+}
+
+int __weak arch_trampoline_kprobe(struct kprobe *p)
+{
+	return 0;
+}
+
+int __weak arch_init_kprobes(void)
+{
+	return 0;
+}
+
+int __weak kprobe_exceptions_notify(struct notifier_block *self,
+				    unsigned long val, void *data)
+{
+	return NOTIFY_DONE;
+}
+
+#ifdef CONFIG_KRETPROBES
+void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
+					kprobe_opcode_t *correct_ret_addr)
+{
+}
+
+/* The backends refuse nothing beyond the blacklist. */
+const char * const arch_kretprobe_refused[] = { NULL };
+#endif
+
+/* Several backends get their traps only through the die chain. */
+static struct notifier_block kpb_exceptions_nb = {
+	.notifier_call	= kprobe_exceptions_notify,
+	.priority	= INT_MAX,
+};
+
+/* After kprobes_init() (same level, linked later): it may register probes. */
+static int __init kpb_init(void)
+{
+	int ret;
+
+	ret = arch_init_kprobes();
+	if (!ret)
+		ret = register_die_notifier(&kpb_exceptions_nb);
+	if (ret)
+		pr_err("the architecture's kprobes did not start: %d\n", ret);
+	return ret;
+}
+
+early_initcall(kpb_init);
