@@ -18,6 +18,8 @@
 #define _LINUX_KPROBES_BRIDGE_H
 
 #include <linux/ptrace.h>
+/* Backends whose return trampoline is rethook's name it. */
+#include <linux/rethook.h>
 
 /* kprobe_ctlblk.kprobe_status: where the CPU is in a hit. */
 #define KPROBE_HIT_ACTIVE	0x00000001	/* running handlers */
@@ -49,6 +51,9 @@ void arch_disarm_kprobe(struct kprobe *p);
 int arch_init_kprobes(void);
 int arch_trampoline_kprobe(struct kprobe *p);
 bool arch_within_kprobe_blacklist(unsigned long addr);
+kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
+					 bool *on_func_entry);
+int arch_populate_kprobe_blacklist(void);
 int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
 			     void *data);
 
@@ -63,6 +68,8 @@ int kprobe_exceptions_notify(struct notifier_block *self, unsigned long val,
 kprobe_opcode_t *get_insn_slot(void);
 void free_insn_slot(kprobe_opcode_t *slot, int dirty);
 #endif
+/* s390 still defines its slot page allocator; the slot pool does not call it. */
+void *alloc_insn_page(void);
 
 /* Functions a backend refuses return probes on (powerpc, s390, sparc). */
 struct kretprobe_blackpoint {

@@ -303,8 +303,10 @@ static void kprobe_rsv_tables_get(struct module *mod, struct rsv_tables *t)
 #endif
 }
 
-static void kprobe_rsv_push(struct rsv_index *x, struct module *mod,
-			    unsigned long addr, u8 len, u8 kind)
+/* Unused without jump labels, inline static calls and the generic BUG table. */
+static void __maybe_unused kprobe_rsv_push(struct rsv_index *x,
+					   struct module *mod,
+					   unsigned long addr, u8 len, u8 kind)
 {
 	struct rsv_site *r = &x->site[x->n++];
 

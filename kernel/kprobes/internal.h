@@ -82,6 +82,13 @@ void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr);
 void __init kprobe_ool_sync_init(void);
 
 /* ---- blacklist.c ---------------------------------------------------- */
+/*
+ * Only some architectures' linker scripts have an entry text section
+ * (ENTRY_TEXT): weak, so that elsewhere both are NULL (an empty range).
+ */
+extern char __entry_text_start[] __weak;
+extern char __entry_text_end[] __weak;
+
 /* One forbidden range: a function, or an area without symbols. */
 struct kprobe_blacklist_entry {
 	struct list_head	list;	/* on kprobe_blacklist, RCU */

@@ -338,16 +338,20 @@ t_ftracetest()
 			[ $n -gt "$last" ] || continue
 			if [ $n = $((last + 1)) ]; then
 				running=${t##*/}
-				echo "    not ok $n $(ft_desc $t) # TIMEOUT $running was running when ftracetest reached its limit of $FT_TIMEOUT s"
+				echo "    not ok $n $(ft_desc $t) # TIMEOUT $running" \
+				     "was running when ftracetest reached its limit" \
+				     "of $FT_TIMEOUT s"
 			else
-				echo "    not ok $n $(ft_desc $t) # not run: ftracetest had stopped at its time limit"
+				echo "    not ok $n $(ft_desc $t) # not run:" \
+				     "ftracetest had stopped at its time limit"
 			fi
 		done
 	fi
 	n=$nrun
 	for t in $ft_skip; do
 		n=$((n + 1))
-		echo "    ok $n $(ft_desc test.d/kprobe/$t.tc) # SKIP $t.tc: $(ft_skip_reason $t)"
+		echo "    ok $n $(ft_desc test.d/kprobe/$t.tc)" \
+		     "# SKIP $t.tc: $(ft_skip_reason $t)"
 	done
 	echo "    # ftracetest ran $nrun cases in $((t1 - t0)) s"
 	if [ -n "$stopped" ]; then
