@@ -136,6 +136,16 @@ void arch_kprobe_poke_finish(void);
 #endif
 
 /*
+ * A backend whose arch_kprobe_poke() writes with
+ * stop_machine_cpuslocked() defines KPROBE_POKE_CPUS_LOCKED to 1 (the
+ * bridge does): the core then takes the CPU hotplug lock before
+ * text_mutex around its pokes.
+ */
+#ifndef KPROBE_POKE_CPUS_LOCKED
+#define KPROBE_POKE_CPUS_LOCKED	0
+#endif
+
+/*
  * An ftrace site (KSITE_FTRACE) armed by a breakpoint until ftrace carries
  * it: write the breakpoint on the first byte of ftrace's nop at s->addr,
  * or (!arm) put the nop's byte back.  False, and nothing written, when the

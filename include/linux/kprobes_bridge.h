@@ -71,6 +71,9 @@ void free_insn_slot(kprobe_opcode_t *slot, int dirty);
 /* s390 still defines its slot page allocator; the slot pool does not call it. */
 void *alloc_insn_page(void);
 
+/* Five of the backends arm with stop_machine_cpuslocked(). */
+#define KPROBE_POKE_CPUS_LOCKED	1
+
 /* Functions a backend refuses return probes on (powerpc, s390, sparc). */
 struct kretprobe_blackpoint {
 	const char *name;

@@ -146,12 +146,9 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			nbp++;
 	}
 	if (nbp) {
-		/*
-		 * The hotplug lock first, as ftrace and jump labels take them:
-		 * bridged backends write their breakpoints with
-		 * stop_machine_cpuslocked().
-		 */
-		cpus_read_lock();
+		/* The hotplug lock first, as ftrace and jump labels take them. */
+		if (KPROBE_POKE_CPUS_LOCKED)
+			cpus_read_lock();
 		mutex_lock(&text_mutex);
 		list_for_each_entry(s, batch, batch) {
 			if (!!(s->flags & KSITE_ARMED) == arm ||
@@ -165,7 +162,8 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 		else
 			arch_kprobe_poke_finish();
 		mutex_unlock(&text_mutex);
-		cpus_read_unlock();
+		if (KPROBE_POKE_CPUS_LOCKED)
+			cpus_read_unlock();
 	}
 	if (!nftrace)
 		return 0;

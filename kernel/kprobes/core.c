@@ -32,7 +32,8 @@
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
  * only reads RCU-protected lists; a site or a probe leaves those lists and
  * is only reused or freed after a grace period.  Lock order:
- * kprobe_mutex, then the CPU hotplug lock, then text_mutex.
+ * kprobe_mutex, then the CPU hotplug lock (bridged backends only, see
+ * KPROBE_POKE_CPUS_LOCKED), then text_mutex.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
