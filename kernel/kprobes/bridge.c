@@ -117,8 +117,6 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 	proxy->addr = s->addr;
 	proxy->pre_handler = kpb_pre;
 	proxy->post_handler = kpb_post;
-	proxy->site = s;
-	INIT_LIST_HEAD(&proxy->list);
 	/* Some backends copy the instruction with the text-patching calls. */
 	cpus_read_lock();
 	mutex_lock(&text_mutex);
