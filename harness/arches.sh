@@ -14,17 +14,17 @@ shift
 # arch  ARCH=  compiler prefix  Debian package of the compiler  what our
 # kprobes-on build must have (upstream's must have KPROBES and KRETPROBES
 # everywhere).  i386 has no kprobes until the x86 backend covers it; the
-# bridged architectures whose return trampoline is rethook's have no
-# return probes yet (Documentation/trace/kprobes.rst, "the bridge").
+# bridged architectures whose return trampoline is rethook's have their
+# return probes through it (KRETPROBE_ON_RETHOOK).
 ARCH_TABLE="
 i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
 arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
-powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KPROBES_BRIDGE
-ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KPROBES_BRIDGE
-s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KPROBES_BRIDGE
-riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KPROBES_BRIDGE
+powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE
 hppa      parisc  hppa-linux-gnu-          gcc-hppa-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 sh4       sh      sh4-linux-gnu-           gcc-sh4-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
@@ -54,6 +54,11 @@ qemu_recipe()
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
 	mips)     QEMU=(qemu-system-mips -M malta -m 512)
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
+	powerpc)  QEMU=(qemu-system-ppc -M ppce500 -m 512 -smp 2)
+		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
+	# r2d's console is its second SCIF.
+	sh4)      QEMU=(qemu-system-sh4 -M r2d -serial null -serial mon:stdio)
+		  IMAGE=arch/sh/boot/zImage CONSOLE=ttySC1 ;;
 	*) return 1 ;;
 	esac
 }

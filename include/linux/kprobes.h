@@ -152,6 +152,9 @@ struct kretprobe {
 	int maxactive;			/* instances prepared up front */
 	int nmissed;			/* returns that could not be caught */
 	struct kretprobe_pool *pool;	/* ours */
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+	struct rethook *rh;		/* the bridge's, on rethook */
+#endif
 };
 
 #define KRETPROBE_MAX_DATA_SIZE		4096

@@ -186,12 +186,34 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * arm64, where the return address is in a register.  Both are
  * hit-path code, inlined from <asm/kprobes_arch.h> (end of this file):
  *
- *   void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+ *   bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
  *                              struct pt_regs *regs);
  *   void arch_kretprobe_restore(struct pt_regs *regs, void *fp,
  *                               unsigned long ret);
+ *
+ * The hijack returns false when it could not take the call (a backend
+ * with a bounded store of its own for calls in flight): the core counts a
+ * miss.  Such a backend also defines arch_kretprobe_alloc(), called at
+ * registration (may sleep; an error fails it), and arch_kretprobe_free(),
+ * called when the kretprobe is unregistered, after the grace period that
+ * ends its handlers.  Calls still in flight then may come back to the
+ * trampoline without reaching the core: their instances go back to the
+ * pool when the task next returns through a kretprobe or is freed.
  */
 void arch_kretprobe_trampoline(void);
+
+/*
+ * A backend whose unwinder, in a return handler's stack trace, still
+ * meets the trampoline and looks the instance up
+ * (kretprobe_find_ret_addr()), because arch_kretprobe_restore() cannot
+ * put the real address where that unwinder reads it, defines
+ * KRETPROBE_POP_AFTER_HANDLER to 1 (the bridge does, for arm): the core
+ * then takes the instance off the task's list after the handler instead
+ * of before, which keeps two more registers across the call.
+ */
+#ifndef KRETPROBE_POP_AFTER_HANDLER
+#define KRETPROBE_POP_AFTER_HANDLER	0
+#endif
 
 /* Called by the trampoline; returns the real return address. */
 unsigned long kretprobe_trampoline_handler(struct pt_regs *regs, void *fp);
@@ -493,6 +515,15 @@ static __always_inline void kprobe_running_set(struct kprobe *p)
 	__this_cpu_write(current_kprobe, p);
 	arch_kprobe_running_set(p);
 }
+
+#ifndef arch_kretprobe_alloc
+static inline int arch_kretprobe_alloc(struct kretprobe *rp)
+{
+	return 0;
+}
+
+static inline void arch_kretprobe_free(struct kretprobe *rp) { }
+#endif
 
 /*
  * The backend's inline part: arch_kretprobe_hijack() and friends.  A

@@ -74,13 +74,45 @@ void *alloc_insn_page(void);
 /* Five of the backends arm with stop_machine_cpuslocked(). */
 #define KPROBE_POKE_CPUS_LOCKED	1
 
+/* arm's trampoline frame keeps the trampoline as its return address. */
+#define KRETPROBE_POP_AFTER_HANDLER	1
+
 /* Functions a backend refuses return probes on (powerpc, s390, sparc). */
 struct kretprobe_blackpoint {
 	const char *name;
 	void *addr;
 };
 
-#ifdef CONFIG_KRETPROBES
+#ifdef CONFIG_KRETPROBE_ON_RETHOOK
+/*
+ * The backend's return trampoline is rethook's: each call in flight also
+ * holds a node of the kretprobe's rethook (rp->rh, maxactive of them),
+ * and rethook's handler hands the return to the core
+ * (kernel/kprobes/bridge_rethook.c).  rethook sets the PC to the real
+ * return address before, and fixes up the return after, the handlers.
+ */
+#define arch_kretprobe_trampoline	arch_rethook_trampoline
+
+bool kprobe_bridge_rethook_hook(struct kretprobe_instance *ri,
+				struct pt_regs *regs);
+int kprobe_bridge_rethook_alloc(struct kretprobe *rp);
+void kprobe_bridge_rethook_free(struct kretprobe *rp);
+
+static nokprobe_inline bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
+						  struct pt_regs *regs)
+{
+	return kprobe_bridge_rethook_hook(ri, regs);
+}
+
+static nokprobe_inline void arch_kretprobe_restore(struct pt_regs *regs,
+						   void *fp, unsigned long ret)
+{
+}
+
+#define arch_kretprobe_alloc	kprobe_bridge_rethook_alloc
+#define arch_kretprobe_free	kprobe_bridge_rethook_free
+
+#elif defined(CONFIG_KRETPROBES)
 /* The backend's trampoline and its entry hook. */
 void __kretprobe_trampoline(void);
 void arch_prepare_kretprobe(struct kretprobe_instance *ri,
@@ -103,10 +135,11 @@ __kretprobe_trampoline_handler(struct pt_regs *regs, void *fp)
 /* The core's name for the return trampoline. */
 #define arch_kretprobe_trampoline	__kretprobe_trampoline
 
-static nokprobe_inline void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+static nokprobe_inline bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
 						  struct pt_regs *regs)
 {
 	arch_prepare_kretprobe(ri, regs);
+	return true;
 }
 
 /*
@@ -119,7 +152,7 @@ static nokprobe_inline void arch_kretprobe_restore(struct pt_regs *regs,
 	instruction_pointer_set(regs, ret);
 	arch_kretprobe_fixup_return(regs, (kprobe_opcode_t *)ret);
 }
-#endif /* CONFIG_KRETPROBES */
+#endif /* CONFIG_KRETPROBE_ON_RETHOOK, CONFIG_KRETPROBES */
 
 /*
  * Wherever the core marks the CPU as running a probe outside a hit (busy

@@ -27,6 +27,8 @@
  *   debugfs.c       list, enabled, blacklist       (DEBUG_FS)
  *   bridge.c        the contract on the backend an
  *                   architecture already had       (KPROBES_BRIDGE)
+ *   bridge_rethook.c  return probes through such a
+ *                   backend's rethook      (KRETPROBE_ON_RETHOOK)
  *
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and

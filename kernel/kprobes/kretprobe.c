@@ -36,17 +36,23 @@ void kretprobe_release(struct kprobe *p)
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_pool *pool = rp->pool;
 
+	arch_kretprobe_free(rp);
 	rp->pool = NULL;
 	kretprobe_pool_release(pool);
 }
 
 /* Make the call @ri was taken for return through the trampoline. */
-static nokprobe_inline void kretprobe_follow(struct kretprobe_instance *ri,
+static nokprobe_inline void kretprobe_follow(struct kretprobe *rp,
+					     struct kretprobe_instance *ri,
 					     struct pt_regs *regs)
 {
 	struct llist_head *pending = &current->kretprobe_instances;
 
-	arch_kretprobe_hijack(ri, regs);
+	if (unlikely(!arch_kretprobe_hijack(ri, regs))) {
+		rp->nmissed++;
+		kretprobe_pool_put(ri);
+		return;
+	}
 	/*
 	 * Only this task (and interrupts on its CPU, which pop what they
 	 * push before returning) changes its list: no atomics needed.
@@ -66,7 +72,7 @@ static noinline notrace int kretprobe_enter_handler(struct kretprobe *rp,
 	if (rp->entry_handler(ri, regs))
 		kretprobe_pool_put(ri);
 	else
-		kretprobe_follow(ri, regs);
+		kretprobe_follow(rp, ri, regs);
 	return 0;
 }
 
@@ -79,7 +85,7 @@ static nokprobe_inline int kretprobe_start(struct kretprobe *rp,
 {
 	if (rp->entry_handler)
 		return kretprobe_enter_handler(rp, ri, regs);
-	kretprobe_follow(ri, regs);
+	kretprobe_follow(rp, ri, regs);
 	return 0;
 }
 
@@ -220,8 +226,9 @@ NOKPROBE_SYMBOL(kretprobe_return_slow);
  * @fp: the key arch_kretprobe_hijack() recorded for the call (ri->fp)
  *
  * Puts the real return address back (before any handler runs, so stack
- * traces taken by the handlers show it), runs the return handlers, pops
- * the task's instances for the returning frame and puts them back.
+ * traces taken by the handlers show it), pops the task's instances for
+ * the returning frame, runs the return handlers and puts the instances
+ * back.
  *
  * Return: the real return address.
  */
@@ -258,14 +265,16 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 
 	arch_kretprobe_restore(regs, fp, ret);
 	/*
-	 * Popped after the handler: a backend's unwinder may still meet the
-	 * trampoline in the handler's stack traces (bridged arm, whose
-	 * trampoline frame keeps it), and looks the instance up.  No
-	 * instance is pushed meanwhile: a probe hit while the handler runs
-	 * is missed.
+	 * Where the backend's unwinder looks the instance up from the
+	 * handler's stack traces, it stays on the list until the handler is
+	 * done.  No instance is pushed meanwhile: a probe hit while the
+	 * handler runs is missed.
 	 */
+	if (!KRETPROBE_POP_AFTER_HANDLER)
+		WRITE_ONCE(pending->first, node->next);
 	kretprobe_call(ri, regs);
-	WRITE_ONCE(pending->first, node->next);
+	if (KRETPROBE_POP_AFTER_HANDLER)
+		WRITE_ONCE(pending->first, node->next);
 	__this_cpu_write(current_kprobe, NULL);
 	kretprobe_pool_put(ri);
 	preempt_enable();
@@ -470,6 +479,12 @@ int register_kretprobes(struct kretprobe **rps, int num)
 		rp->pool = kretprobe_pool_new(rp);
 		if (!rp->pool) {
 			ret = -ENOMEM;
+			break;
+		}
+		ret = arch_kretprobe_alloc(rp);
+		if (ret) {
+			/* Its pool goes with the others below. */
+			i++;
 			break;
 		}
 		rp->nmissed = 0;

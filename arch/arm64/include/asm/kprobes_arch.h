@@ -19,12 +19,13 @@
  * link register is replaced before any PACIASP of the function signs it,
  * so the function's AUTIASP authenticates the trampoline's address.
  */
-static __always_inline void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+static __always_inline bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
 						  struct pt_regs *regs)
 {
 	ri->ret_addr = (kprobe_opcode_t *)regs->regs[30];
 	ri->fp = (void *)regs->regs[29];
 	regs->regs[30] = (unsigned long)arch_kretprobe_trampoline;
+	return true;
 }
 
 /*

@@ -15,7 +15,7 @@
  * function's first instruction, which is where both a breakpoint and the
  * ftrace hook present regs->sp: that slot is the instance's fp.
  */
-static __always_inline void arch_kretprobe_hijack(struct kretprobe_instance *ri,
+static __always_inline bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
 						  struct pt_regs *regs)
 {
 	unsigned long *slot = (unsigned long *)regs->sp;
@@ -23,6 +23,7 @@ static __always_inline void arch_kretprobe_hijack(struct kretprobe_instance *ri,
 	ri->ret_addr = (kprobe_opcode_t *)*slot;
 	ri->fp = slot;
 	*slot = (unsigned long)arch_kretprobe_trampoline;
+	return true;
 }
 
 static __always_inline void arch_kretprobe_restore(struct pt_regs *regs,
