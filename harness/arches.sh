@@ -22,7 +22,7 @@ arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,K
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
 powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
-ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE
@@ -56,17 +56,15 @@ qemu_recipe()
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
 	powerpc)  QEMU=(qemu-system-ppc -M ppce500 -m 512 -smp 2)
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
-	# r2d's console is its second SCIF.
-	sh4)      QEMU=(qemu-system-sh4 -M r2d -serial null -serial mon:stdio)
-		  IMAGE=arch/sh/boot/zImage CONSOLE=ttySC1 ;;
 	*) return 1 ;;
 	esac
 }
 
 # What a boot must show: each KUnit suite and its number of cases.
 # kprobes_test is lib/test_kprobes.c (KPROBES_SANITY_TEST); kretprobe_pool
-# is ours, and runs wherever there are return probes.
-BOOT_SUITES="kprobes_test:- kretprobe_pool:5"
+# is ours, and runs wherever there are return probes; kprobes_entry is
+# ours (two cases, four with return probes).
+BOOT_SUITES="kprobes_test:- kretprobe_pool:5 kprobes_entry:-"
 
 # boot ARCH OBJ LOG: boot and judge; prints "N/M" (cases passed of those
 # required) and returns non-zero unless all passed.
@@ -104,6 +102,11 @@ boot()
 					n=7
 			fi
 		fi
+		if [ "$suite" = kprobes_entry ]; then
+			[ "$TREE" = ours ] || continue
+			n=2
+			grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" && n=4
+		fi
 		# Ours has it wherever it has return probes; upstream never.
 		if [ "$suite" = kretprobe_pool ]; then
 			[ "$TREE" = ours ] && grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" ||
@@ -117,6 +120,9 @@ boot()
 	echo "$pass/$need"
 	[ "$pass" -eq "$need" ]
 }
+
+# A compiler warning located in one of our files.
+OURS_WARN='(kernel/kprobes/|include/linux/kprobes[a-z_]*\.h|samples/kprobes/)[^ ]*: warning:'
 
 # The options a kprobes-on build reports (what the architecture offers).
 REPORT=(KPROBES KRETPROBES KRETPROBE_ON_RETHOOK OPTPROBES KPROBES_ON_FTRACE
@@ -192,16 +198,24 @@ while read -r arch karch cross pkg must; do
 			st=FAILED failed=1
 			grep -m5 -E 'error:|Error [0-9]' "$log" | sed 's/^/    /' >&2 || true
 		fi
+		# Our files build without a warning, wherever they are included.
+		if grep -qE "$OURS_WARN" "$log"; then
+			grep -E "$OURS_WARN" "$log" | sed 's/^/    /' >&2
+			st=FAILED failed=1
+			say "$arch $mode: warnings in our files"
+		fi
 		if [ -n "$lost" ]; then
 			st=FAILED failed=1
 			say "$arch $mode: the configuration lacks $lost"
 		fi
 		booted=
-		# The boot image (make all) only where there is a recipe: some
-		# need host tools beyond the compiler (powerpc's uImage, mkimage).
+		# The boot image (make all) only where there is a recipe that
+		# needs more than vmlinux: some images need host tools beyond
+		# the compiler (powerpc's uImage, mkimage).
 		if [ "$mode" = on ] && [ "$st" = ok ] && [ -z "${ARCHES_NO_BOOT:-}" ] &&
 		   qemu_recipe "$arch"; then
-			"${amake[@]}" -j"$JOBS" all >> "$log" 2>&1 || st=FAILED failed=1
+			[ "$IMAGE" = vmlinux ] ||
+				"${amake[@]}" -j"$JOBS" all >> "$log" 2>&1 || st=FAILED failed=1
 			if [ "$st" = ok ]; then
 				say "$arch: booting (console: build/logs/arches-$TREE-$arch-boot.log)"
 				booted=$(boot "$arch" "$obj" "$LOGS/arches-$TREE-$arch-boot.log") || failed=1

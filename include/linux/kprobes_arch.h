@@ -136,6 +136,18 @@ void arch_kprobe_poke_finish(void);
 #endif
 
 /*
+ * A backend whose ftrace handler does not check that a hit comes from the
+ * ftrace_ops that s->fops names defines KPROBE_FTRACE_IPMODIFY_ALWAYS to 1
+ * (the bridge does: it is the architecture's kprobe_ftrace_handler()).
+ * Every armed ftrace site is then in the ops that claims
+ * FTRACE_OPS_FL_IPMODIFY, and never moves between the two, which would
+ * run its hits twice while it is in both.
+ */
+#ifndef KPROBE_FTRACE_IPMODIFY_ALWAYS
+#define KPROBE_FTRACE_IPMODIFY_ALWAYS	0
+#endif
+
+/*
  * A backend whose arch_kprobe_poke() writes with
  * stop_machine_cpuslocked() defines KPROBE_POKE_CPUS_LOCKED to 1 (the
  * bridge does): the core then takes the CPU hotplug lock before
@@ -159,9 +171,10 @@ bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm);
 int arch_populate_kprobe_blacklist(void);
 
 /*
- * Where a probe on @addr (symbol + @offset) really goes, skipping things
- * like an ENDBR landing pad; *on_func_entry tells whether that is still
- * the function's entry.
+ * Where a probe @offset bytes into the function that starts at @addr
+ * really goes, skipping things like an ENDBR landing pad; *on_func_entry
+ * tells whether that is still the function's entry.  The same arguments
+ * as the bridged backends' hook of this name.
  */
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
 					 bool *on_func_entry);

@@ -77,6 +77,24 @@ void *alloc_insn_page(void);
 /* arm's trampoline frame keeps the trampoline as its return address. */
 #define KRETPROBE_POP_AFTER_HANDLER	1
 
+/*
+ * Probes on ftrace sites: the backend's kprobe_ftrace_handler() is the
+ * ftrace_ops' callback, and finds the proxy with get_kprobe() like its
+ * trap does.  It runs whichever ops calls it: every site stays in the
+ * IPMODIFY one.
+ */
+#define KPROBE_FTRACE_IPMODIFY_ALWAYS	1
+#ifdef CONFIG_KPROBES_ON_FTRACE
+int arch_prepare_kprobe_ftrace(struct kprobe *p);
+/* Set once ftrace is dead (kprobe_ftrace_kill()); the handler checks it. */
+extern bool kprobe_ftrace_disabled;
+#else
+static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
+{
+	return -EINVAL;
+}
+#endif
+
 /* Functions a backend refuses return probes on (powerpc, s390, sparc). */
 struct kretprobe_blackpoint {
 	const char *name;

@@ -124,7 +124,7 @@ bool kprobe_site_armed_as(struct kprobe_site *s, bool want)
 	if (!!(s->flags & KSITE_ARMED) != want)
 		return false;
 	return !want || !(s->flags & KSITE_FTRACE) ||
-	       kprobe_ftrace_site_ipmod(s) == !!(s->flags & KSITE_POST);
+	       kprobe_ftrace_site_ipmod(s) == kprobe_ftrace_site_want_ipmod(s);
 }
 
 /*

@@ -6,14 +6,20 @@
  * written for one struct kprobe per probed address; it gets one: each
  * site embeds a proxy (<linux/kprobes_bridge.h>).
  *
- *   arch_kprobe_site_prepare()   arch_prepare_kprobe(proxy)
+ *   arch_kprobe_site_prepare()   arch_prepare_kprobe(proxy), or
+ *                                arch_prepare_kprobe_ftrace(proxy) on an
+ *                                ftrace site
  *   arch_kprobe_poke()           arch_arm_kprobe(proxy) or
  *                                arch_disarm_kprobe(proxy), one at a time
  *   arch_kprobe_site_release()   arch_remove_kprobe(proxy)
  *   a hit                        the backend's trap, get_kprobe(), the
  *                                proxy's handlers: kpb_pre(), kpb_post()
+ *   a hit on an ftrace site      the backend's kprobe_ftrace_handler()
+ *                                (the core's ftrace_ops call it),
+ *                                get_kprobe(), the proxy's handlers
  *   return probes                arch_prepare_kretprobe() and the
- *                                backend's __kretprobe_trampoline
+ *                                backend's __kretprobe_trampoline, or
+ *                                rethook (bridge_rethook.c)
  *
  * The backend calls the proxy's handlers with current_kprobe pointing at
  * the proxy and its own status set.  They run the site's probes the way
@@ -22,10 +28,11 @@
  * reads it again to finish the hit (its single-step completion, its fault
  * handler).
  *
- * What the bridge leaves off (Kconfig.kprobes): jump optimization,
- * kprobes on ftrace sites, and return probes on backends whose trampoline
- * is rethook's.  An architecture leaves the bridge by selecting
- * HAVE_KPROBES_NATIVE with a backend of its own.
+ * What the bridge leaves off (Kconfig.kprobes): jump optimization, and
+ * the breakpoint that makes a probe on an ftrace site live before ftrace
+ * carries it (arming such a site waits for ftrace's update).  An
+ * architecture leaves the bridge by selecting HAVE_KPROBES_NATIVE with a
+ * backend of its own.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -117,6 +124,11 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 	proxy->addr = s->addr;
 	proxy->pre_handler = kpb_pre;
 	proxy->post_handler = kpb_post;
+	/* An ftrace site has no breakpoint and no copy. */
+	if (s->flags & KSITE_FTRACE) {
+		proxy->flags |= KPROBE_FLAG_FTRACE;
+		return arch_prepare_kprobe_ftrace(proxy);
+	}
 	/* Some backends copy the instruction with the text-patching calls. */
 	cpus_read_lock();
 	mutex_lock(&text_mutex);
@@ -169,7 +181,7 @@ void arch_kprobe_poke_finish(void)
 {
 }
 
-/* No ftrace sites on the bridge. */
+/* Ftrace sites wait for ftrace to carry them. */
 bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 {
 	return false;
@@ -242,10 +254,12 @@ int __weak kprobe_exceptions_notify(struct notifier_block *self,
 }
 
 #ifdef CONFIG_KRETPROBES
+#ifndef CONFIG_KRETPROBE_ON_RETHOOK
 void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 					kprobe_opcode_t *correct_ret_addr)
 {
 }
+#endif
 
 /* The backends refuse nothing beyond the blacklist. */
 const char * const arch_kretprobe_refused[] = { NULL };

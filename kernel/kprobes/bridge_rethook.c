@@ -56,12 +56,14 @@ NOKPROBE_SYMBOL(kpb_rethook_return);
 bool kprobe_bridge_rethook_hook(struct kretprobe_instance *ri,
 				struct pt_regs *regs)
 {
-	struct rethook_node *node = rethook_try_get(get_kretprobe(ri)->rh);
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct rethook_node *node = rethook_try_get(rp->rh);
 
 	if (!node)
 		return false;
 	container_of(node, struct kpb_rethook_node, node)->ri = ri;
-	rethook_hook(node, regs, false);
+	/* From an ftrace site, @regs are ftrace's (mcount-style). */
+	rethook_hook(node, regs, kprobe_ftrace(&rp->kp));
 	ri->ret_addr = (kprobe_opcode_t *)node->ret_addr;
 	ri->fp = node;
 	return true;

@@ -161,7 +161,7 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
 	target = (unsigned long)addr + offset;
 	if (kprobe_func_find(target, f, false))
 		return ERR_PTR(-EINVAL);
-	return arch_adjust_kprobe_addr(target, target - f->start, on_entry);
+	return arch_adjust_kprobe_addr(f->start, target - f->start, on_entry);
 }
 
 /**

@@ -27,7 +27,9 @@
  * post_handlers come or go it moves to the other one: first into the new
  * ops' filter, then site->fops, then out of the old one.  While it is in
  * both, the handler ignores the call from the ops site->fops does not
- * name, so that no hit is lost or run twice.
+ * name, so that no hit is lost or run twice.  A backend whose handler
+ * cannot do that keeps every site in the IPMODIFY ops
+ * (KPROBE_FTRACE_IPMODIFY_ALWAYS).
  */
 struct kprobe_ftrace_ops {
 	struct ftrace_ops	ops;
@@ -207,7 +209,7 @@ static void kprobe_ftrace_site_carry(struct kprobe_site *s, int at)
 /* Where it should be, armed (@arm) or not. */
 static int kprobe_ftrace_site_want(struct kprobe_site *s, bool arm)
 {
-	return arm ? !!(s->flags & KSITE_POST) : -1;
+	return arm ? kprobe_ftrace_site_want_ipmod(s) : -1;
 }
 
 /*

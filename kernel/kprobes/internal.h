@@ -124,6 +124,12 @@ void kprobe_reserved_add_module(struct module *mod);
 void kprobe_reserved_remove_module(struct module *mod);
 
 /* ---- ftrace.c: sites carried by ftrace (CONFIG_KPROBES_ON_FTRACE) -- */
+/* Should ftrace site @s, armed, be in the ops that may change regs->ip? */
+static inline bool kprobe_ftrace_site_want_ipmod(struct kprobe_site *s)
+{
+	return KPROBE_FTRACE_IPMODIFY_ALWAYS || (s->flags & KSITE_POST);
+}
+
 #ifdef CONFIG_KPROBES_ON_FTRACE
 /* Is ftrace site @s in the ops that may change regs->ip? */
 static inline bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)

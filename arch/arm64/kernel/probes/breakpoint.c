@@ -238,22 +238,22 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 }
 
 /**
- * arch_adjust_kprobe_addr - where a probe on symbol + @offset goes
- * @addr: symbol + @offset
- * @offset: offset into the symbol
+ * arch_adjust_kprobe_addr - where a probe on a function + @offset goes
+ * @addr: the function's start
+ * @offset: offset into the function
  * @on_func_entry: set to whether @addr is the function's entry
  *
  * Nothing moves on arm64: a BRK may replace a BTI or PACIASP landing pad
  * (a breakpoint exception is taken before the branch target check).
  *
- * Return: @addr.
+ * Return: @addr + @offset.
  */
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 					 unsigned long offset,
 					 bool *on_func_entry)
 {
 	*on_func_entry = !offset;
-	return (kprobe_opcode_t *)addr;
+	return (kprobe_opcode_t *)(addr + offset);
 }
 
 /**

@@ -780,8 +780,8 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 
 /**
  * arch_adjust_kprobe_addr - move a probe off a function's ENDBR
- * @addr: symbol + @offset
- * @offset: offset into the symbol
+ * @addr: the function's start
+ * @offset: offset into the function
  * @on_func_entry: set to whether the result is the function's entry
  *
  * With IBT, a function that can be reached indirectly starts with ENDBR64
@@ -800,13 +800,13 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 	*on_func_entry = !offset;
 	if (HAS_KERNEL_IBT &&
 	    (offset == 0 || offset == ENDBR_INSN_SIZE) &&
-	    !copy_from_kernel_nofault(&head, (void *)(addr - offset), sizeof(head)) &&
+	    !copy_from_kernel_nofault(&head, (void *)addr, sizeof(head)) &&
 	    is_endbr(head)) {
 		*on_func_entry = true;
 		if (!offset)
-			addr += ENDBR_INSN_SIZE;
+			offset = ENDBR_INSN_SIZE;
 	}
-	return (kprobe_opcode_t *)addr;
+	return (kprobe_opcode_t *)(addr + offset);
 }
 
 /**

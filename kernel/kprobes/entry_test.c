@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit test of probes on a function's entry, built in so that it runs on
+ * every architecture at boot, bridged ones included.  The target is not a
+ * leaf: some compilers leave leaf functions without the ftrace call, and
+ * with CONFIG_KPROBES_ON_FTRACE the entry of this one must be carried by
+ * ftrace.  Expected values are computed here, from the calls made and
+ * from what the target computes, not read back from the kprobes core.
+ */
+
+#include <kunit/test.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+
+#define KPE_CALLS	5
+
+static noinline u32 kpe_inner(u32 v)
+{
+	return v * 3 + 1;
+}
+
+/* Called through kpe_fn: its symbol must not become a clone's. */
+static noinline u32 kpe_target(u32 v)
+{
+	u32 r = kpe_inner(v);
+
+	barrier();
+	return r ^ 0x5a;
+}
+
+static u32 (*kpe_fn)(u32) = kpe_target;
+
+/* What kpe_target(@v) returns, worked out without calling it. */
+static u32 kpe_expected(u32 v)
+{
+	return (v * 3 + 1) ^ 0x5a;
+}
+
+static unsigned int kpe_pre_hits, kpe_post_hits, kpe_ret_hits;
+static unsigned long kpe_ret_val;
+
+static unsigned int kpe_pre_count(void)
+{
+	return READ_ONCE(kpe_pre_hits);
+}
+
+static unsigned int kpe_ret_count(void)
+{
+	return READ_ONCE(kpe_ret_hits);
+}
+
+static unsigned long kpe_ret_value(void)
+{
+	return READ_ONCE(kpe_ret_val);
+}
+
+static int kpe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	WRITE_ONCE(kpe_pre_hits, kpe_pre_hits + 1);
+	return 0;
+}
+
+static void kpe_post(struct kprobe *p, struct pt_regs *regs,
+		     unsigned long flags)
+{
+	WRITE_ONCE(kpe_post_hits, kpe_post_hits + 1);
+}
+
+static int kpe_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	WRITE_ONCE(kpe_ret_val, regs_return_value(regs));
+	WRITE_ONCE(kpe_ret_hits, kpe_ret_hits + 1);
+	return 0;
+}
+
+static int kpe_init(struct kunit *test)
+{
+	kpe_pre_hits = 0;
+	kpe_post_hits = 0;
+	kpe_ret_hits = 0;
+	kpe_ret_val = 0;
+	return 0;
+}
+
+/* Call the target KPE_CALLS times; true if each returned what it should. */
+static bool kpe_call(u32 base)
+{
+	bool ok = true;
+	u32 i;
+
+	for (i = 0; i < KPE_CALLS; i++)
+		ok &= kpe_fn(base + i) == kpe_expected(base + i);
+	return ok;
+}
+
+/* Both handlers of an entry probe run once per call, by the right path. */
+static void kpe_entry(struct kunit *test)
+{
+	struct kprobe kp = {
+		.symbol_name	= "kpe_target",
+		.pre_handler	= kpe_pre,
+		.post_handler	= kpe_post,
+	};
+	unsigned long addr;
+
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_EXPECT_TRUE(test, kpe_call(10));
+	addr = (unsigned long)kp.addr;
+	kunit_info(test, "probe at %pS, ftrace site %pS\n", kp.addr,
+		   (void *)ftrace_location(addr));
+	/* With kprobes on ftrace, ftrace carries a traceable entry. */
+	KUNIT_EXPECT_EQ(test, kprobe_ftrace(&kp),
+			IS_ENABLED(CONFIG_KPROBES_ON_FTRACE));
+	if (kprobe_ftrace(&kp))
+		KUNIT_EXPECT_EQ(test, ftrace_location(addr), addr);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kpe_post_hits), KPE_CALLS);
+	KUNIT_EXPECT_TRUE(test, kpe_call(20));
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+}
+
+/* A disabled probe sees nothing; enabled again, every call. */
+static void kpe_disable(struct kunit *test)
+{
+	struct kprobe kp = {
+		.symbol_name	= "kpe_target",
+		.pre_handler	= kpe_pre,
+	};
+
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_EXPECT_EQ(test, disable_kprobe(&kp), 0);
+	KUNIT_EXPECT_TRUE(test, kpe_call(30));
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), 0);
+	KUNIT_EXPECT_EQ(test, enable_kprobe(&kp), 0);
+	KUNIT_EXPECT_TRUE(test, kpe_call(40));
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+	unregister_kprobe(&kp);
+}
+
+#ifdef CONFIG_KRETPROBES
+/* A return probe sees each return and the value the caller gets. */
+static void kpe_return(struct kunit *test)
+{
+	struct kretprobe rp = {
+		.kp.symbol_name	= "kpe_target",
+		.handler	= kpe_ret,
+	};
+
+	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
+	kunit_info(test, "entry at %pS\n", rp.kp.addr);
+	KUNIT_EXPECT_TRUE(test, kpe_call(50));
+	unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, kpe_ret_count(), KPE_CALLS);
+	KUNIT_EXPECT_EQ(test, kpe_ret_value(),
+			(unsigned long)kpe_expected(50 + KPE_CALLS - 1));
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+}
+
+/* An entry probe and a return probe share the entry. */
+static void kpe_entry_and_return(struct kunit *test)
+{
+	struct kprobe kp = {
+		.symbol_name	= "kpe_target",
+		.pre_handler	= kpe_pre,
+	};
+	struct kretprobe rp = {
+		.kp.symbol_name	= "kpe_target",
+		.handler	= kpe_ret,
+	};
+
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_TRUE(test, kpe_call(60));
+	unregister_kretprobe(&rp);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+	KUNIT_EXPECT_EQ(test, kpe_ret_count(), KPE_CALLS);
+	KUNIT_EXPECT_EQ(test, kpe_ret_value(),
+			(unsigned long)kpe_expected(60 + KPE_CALLS - 1));
+}
+#endif
+
+static struct kunit_case kpe_cases[] = {
+	KUNIT_CASE(kpe_entry),
+	KUNIT_CASE(kpe_disable),
+#ifdef CONFIG_KRETPROBES
+	KUNIT_CASE(kpe_return),
+	KUNIT_CASE(kpe_entry_and_return),
+#endif
+	{}
+};
+
+static struct kunit_suite kpe_suite = {
+	.name		= "kprobes_entry",
+	.init		= kpe_init,
+	.test_cases	= kpe_cases,
+};
+
+kunit_test_suite(kpe_suite);
+
+MODULE_DESCRIPTION("KUnit test of probes on function entries");
+MODULE_LICENSE("GPL");
