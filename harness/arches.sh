@@ -21,12 +21,12 @@ i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
 arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
-powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
-s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
+s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE
-hppa      parisc  hppa-linux-gnu-          gcc-hppa-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
+hppa      parisc  hppa-linux-gnu-          gcc-hppa-linux-gnu          KPROBES,KRETPROBES,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 sh4       sh      sh4-linux-gnu-           gcc-sh4-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
 arc       arc     arc-linux-gnu-           gcc-arc-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
 "

@@ -355,8 +355,9 @@ t_ftracetest()
 	done
 	echo "    # ftracetest ran $nrun cases in $((t1 - t0)) s"
 	if [ -n "$stopped" ]; then
+		tuned=$((FT_TIMEOUT * 100 / PACE))
 		fail "ftracetest timed out: $running was running at its limit of" \
-		     "$FT_TIMEOUT s ($PACE% of the tuned machine's $((FT_TIMEOUT * 100 / PACE)) s);" \
+		     "$FT_TIMEOUT s ($PACE% of the tuned machine's $tuned s);" \
 		     "each case's time is after its result above"
 		return
 	fi
