@@ -259,6 +259,8 @@ extern unsigned long __stop_kprobe_blacklist[];
 #ifdef CONFIG_KPROBES_ON_FTRACE
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs);
+/* ftrace died (kprobe_ftrace_kill()): the ftrace handler must do nothing. */
+extern bool kprobe_ftrace_disabled;
 void kprobe_ftrace_kill(void);
 bool kprobe_ftrace_yield(unsigned long ip);
 #else

@@ -459,8 +459,6 @@ static __always_inline void kprobe_site_hit(struct kprobe_site *s)
 /* A hit on @s while another probe was running: count it as missed. */
 void kprobe_site_missed(struct kprobe_site *s);
 
-/* ftrace died (kprobe_ftrace_kill()): the ftrace handler must do nothing. */
-extern bool kprobe_ftrace_disabled;
 
 /* The probe current_kprobe should point at while @s runs (its first one). */
 struct kprobe *kprobe_site_first(struct kprobe_site *s);

@@ -86,8 +86,6 @@ void *alloc_insn_page(void);
 #define KPROBE_FTRACE_IPMODIFY_ALWAYS	1
 #ifdef CONFIG_KPROBES_ON_FTRACE
 int arch_prepare_kprobe_ftrace(struct kprobe *p);
-/* Set once ftrace is dead (kprobe_ftrace_kill()); the handler checks it. */
-extern bool kprobe_ftrace_disabled;
 #else
 static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {
