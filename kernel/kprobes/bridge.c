@@ -56,11 +56,22 @@ static struct kprobe_site *kpb_site_of(struct kprobe *proxy)
 static int kpb_pre(struct kprobe *proxy, struct pt_regs *regs)
 {
 	struct kprobe_site *s = kpb_site_of(proxy);
+	bool bp = !kprobe_ftrace(proxy);
+	unsigned long flags = 0;
 	bool redirected;
 
+	/*
+	 * A breakpoint's handlers run with interrupts off, as on the native
+	 * backends, whatever the trap left: mips' break exception turns them
+	 * back on.  An ftrace site's run as the caller had them.
+	 */
+	if (bp)
+		local_irq_save(flags);
 	kprobe_site_hit(s);
 	redirected = kprobe_site_pre(s, regs);
 	__this_cpu_write(current_kprobe, proxy);
+	if (bp)
+		local_irq_restore(flags);
 	return redirected;
 }
 
@@ -71,11 +82,18 @@ static void kpb_post(struct kprobe *proxy, struct pt_regs *regs,
 		     unsigned long flags)
 {
 	struct kprobe_site *s = kpb_site_of(proxy);
+	bool bp = !kprobe_ftrace(proxy);
+	unsigned long irqs = 0;
 
 	if (!(READ_ONCE(s->flags) & KSITE_POST))
 		return;
+	/* Interrupts off, as for the pre_handlers (kpb_pre()). */
+	if (bp)
+		local_irq_save(irqs);
 	kprobe_site_post(s, NULL, regs);
 	__this_cpu_write(current_kprobe, proxy);
+	if (bp)
+		local_irq_restore(irqs);
 }
 
 NOKPROBE_SYMBOL(kpb_post);
@@ -161,10 +179,29 @@ void arch_kprobe_site_release(struct kprobe_site *s)
 	cpus_read_unlock();
 }
 
-/* The backend's own arch_prepare_kprobe() checks the instruction. */
+/*
+ * KPB_INSN_ALIGN: where an instruction can start, a multiple of the
+ * architecture's smallest one.  Mostly the size of its kprobe_opcode_t;
+ * csky keeps its 16-bit instructions in a u32 opcode.  A Thumb-2 kernel
+ * mixes 16- and 32-bit instructions in arm's u32 opcode and marks Thumb
+ * addresses with bit 0, which arm's backend sorts out itself.
+ */
+#if defined(CONFIG_THUMB2_KERNEL)
+#define KPB_INSN_ALIGN	1
+#elif defined(CONFIG_CSKY)
+#define KPB_INSN_ALIGN	2
+#else
+#define KPB_INSN_ALIGN	sizeof(kprobe_opcode_t)
+#endif
+
+/*
+ * The backend's arch_prepare_kprobe() checks the instruction, but not
+ * every backend checks its alignment: mips would read, then write its
+ * breakpoint, straddling two instructions.
+ */
 bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 {
-	return true;
+	return IS_ALIGNED(addr, KPB_INSN_ALIGN);
 }
 
 /* Called with the hotplug lock and text_mutex held (kprobe_sites_set_armed()). */

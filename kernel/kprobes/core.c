@@ -274,10 +274,14 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	if (!ftrace && kprobe_ftrace_site_of((unsigned long)addr)) {
 		/*
 		 * ftrace's call site, which this kernel cannot hand over to
-		 * ftrace (no KPROBES_ON_FTRACE: arm64), or the inside of one.
+		 * ftrace (no KPROBES_ON_FTRACE: arm64, mips), or the inside of
+		 * one.
 		 */
-		return kprobe_ftrace_site_of((unsigned long)addr) ==
-		       (unsigned long)addr ? -EINVAL : -EILSEQ;
+		if (kprobe_ftrace_site_of((unsigned long)addr) != (unsigned long)addr)
+			return -EILSEQ;
+		pr_warn("%pS is ftrace's call site, and this kernel has no kprobes on ftrace\n",
+			addr);
+		return -EINVAL;
 	}
 
 	s = kprobe_site_find((unsigned long)addr);
