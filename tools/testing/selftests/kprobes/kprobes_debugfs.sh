@@ -19,9 +19,14 @@ t_blacklist_file()
 	[ "$total" -gt 0 ] && [ "$total" = "$good" ] ||
 		fail "$good of $total lines well-formed" || return
 	# The breakpoint's handler: kprobes' own on x86-64; arm64's BRK
-	# dispatcher, kprobes' caller there.
-	bp=kprobe_int3_handler
-	[ "$KP_ARCH" = aarch64 ] && bp=do_el1_brk64
+	# dispatcher, kprobes' caller there; the bridged backends' own
+	# handlers elsewhere (arm's undefined-instruction hook).
+	case $KP_ARCH in
+	aarch64)  bp=do_el1_brk64 ;;
+	arm*)     bp=kprobe_trap_handler ;;
+	mips*|ppc*) bp=kprobe_handler ;;
+	*)        bp=kprobe_int3_handler ;;
+	esac
 	for s in notify_die $bp; do
 		grep -q "	$s\$" "$f" || fail "$s not listed" || return
 	done
@@ -138,7 +143,8 @@ en_expect()
 # breakpoint; on x86-64 it is what the case is about, and the case skips
 # without it.  The breakpoint probe is on an instruction that is never
 # optimized: kpt_asm_add's ret on x86-64 (too short for the jump at the
-# end of its function), a blr x30 on arm64 (see kpt_opt_arm64.S).
+# end of its function), a blr x30 on arm64 (see kpt_opt_arm64.S), a
+# function's entry elsewhere.
 t_enabled_switch()
 {
 	f=$KPDIR/enabled
@@ -151,8 +157,13 @@ t_enabled_switch()
 	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
 	ev_cleanup
 	[ $opt = no ] || echo 1 > "$OPT_SYSCTL"
-	bp=kpt_asm_add_next
-	[ "$KP_ARCH" = x86_64 ] || bp=kpt_opt_ref_blr_lr_p
+	case $KP_ARCH in
+	x86_64)  bp=kpt_asm_add_next ;;
+	aarch64) bp=kpt_opt_ref_blr_lr_p ;;
+	# No jump optimization on the others yet: any function the
+	# trigger calls.
+	*)       bp=kpt_static_fn ;;
+	esac
 	holder sym=kprobes_target:$bp sym2=kprobes_target:kpt_shell_b ||
 		fail "insmod kprobes_holder.ko failed" || return
 	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
@@ -218,6 +229,7 @@ t_enabled_switch()
 # of line on x86-64 (kpt_asm.S) and arm64 (kpt_asm_arm64.S).
 t_kallsyms_insn_page()
 {
+	asm_targets "kpt_asm_add_insn (kpt_asm.S, kpt_asm_arm64.S)" || return
 	holder sym=kprobes_target:kpt_asm_add_insn ||
 		fail "insmod kprobes_holder.ko (kpt_asm_add_insn) failed" ||
 		return

@@ -220,6 +220,40 @@ ft_skip_reason()
 		[ "$KP_ARCH" = x86_64 ] ||
 			echo "x86-only: the offsets of x86's ftrace call in vfs_read"
 		;;
+	kprobe_args_user|kprobe_args_vfs|kretprobe_entry_arg)
+		# They fetch $argN, which tracefs offers only where the
+		# architecture says where arguments are
+		# (HAVE_FUNCTION_ARG_ACCESS_API: not arm, not mips); they fail
+		# without it, upstream's kprobes too.
+		grep -q 'stack, \$retval, \$comm, \$arg<N>' "$TRACEFS/README" ||
+			echo "no \$arg<N> fetch arguments on this architecture (tracefs README)"
+		;;
+	kprobe_eventname)
+		# Its last part probes a .isra. function, and is unresolved
+		# without one.
+		grep -q ' [tT] .*\.isra\.' /proc/kallsyms ||
+			echo "no .isra. function in this kernel"
+		;;
+	kprobe_non_uniq_symbol)
+		# It skips, saying nothing, where name_show is unique.
+		[ "$(grep -c -E '[[:alnum:]]+ t name_show$' /proc/kallsyms)" -gt 1 ] ||
+			echo "name_show is not a duplicate symbol in this kernel"
+		;;
+	kprobe_args_char|kprobe_args_string|kprobe_ftrace)
+		# They need the function tracer (mips64el's configuration
+		# has none), and say only "unsupported" without it.
+		[ -e "$TRACEFS/available_filter_functions" ] ||
+			echo "no function tracer in this kernel"
+		;;
+	multiple_kprobes)
+		# It probes the first 256 text symbols of kallsyms.  On mips
+		# those are the exception vectors and handlers, which no
+		# section marks as entry code: a breakpoint there hung the
+		# guest (upstream's kprobes accept them too).
+		case $KP_ARCH in
+		mips*) echo "mips: its first text symbols are exception entry code, not yet blacklisted" ;;
+		esac
+		;;
 	kprobe_function_tracer)
 		# Ours: it wants the probe on vfs_read carried by ftrace.
 		[ "$KP_ARCH" = x86_64 ] || ft_entry_on_ftrace ||

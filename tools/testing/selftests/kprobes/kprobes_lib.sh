@@ -191,6 +191,20 @@ x86_only()
 	return 2
 }
 
+# asm_targets WHAT: true where kprobes_target.ko has its hand-written
+# targets (x86-64: kpt_asm.S; arm64: kpt_*_arm64.S) and the modules built
+# on them (kprobes_opt.ko, kprobes_boundary.ko); elsewhere the case is to
+# skip, saying "no hand-written targets here: WHAT":
+#	asm_targets "what the case needs" || return
+asm_targets()
+{
+	case $KP_ARCH in
+	x86_64|aarch64) return 0 ;;
+	esac
+	why="no hand-written targets here: $*"
+	return 2
+}
+
 loaded()
 {
 	[ -d "/sys/module/$1" ]

@@ -27,6 +27,7 @@ t_stress_suite()
 # not change any result.
 t_boundary_suite()
 {
+	asm_targets "kprobes_boundary.ko (kpt_asm.S, kpt_bnd_arm64.S)" || return
 	kunit_module kprobes_boundary kprobes_boundaries $(cross_cpu_param) ||
 		return
 	! suite_failed kprobes_boundaries ||

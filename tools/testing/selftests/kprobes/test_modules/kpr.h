@@ -39,14 +39,17 @@ struct kpr_probe {
 	unsigned int nstack;
 };
 
-/* What an entry handler leaves in ri->data for the return handler. */
+/*
+ * What an entry handler leaves in ri->data for the return handler: 64
+ * bytes on every architecture (kpr_data_round_trip asks for that size).
+ */
 struct kpr_data {
-	long arg;
-	unsigned long magic;
+	s64 arg;
+	u64 magic;
 	u8 fill[48];
 };
 
-#define KPR_MAGIC	0x6b72657470726f62UL
+#define KPR_MAGIC	0x6b72657470726f62ULL
 
 /*
  * A module can call is_kretprobe_trampoline() only where the kernel
@@ -101,6 +104,33 @@ static inline bool kpr_is_trampoline(unsigned long addr)
 #else
 #define kpr_bp_target	kpt_opt_c
 #endif
+
+/*
+ * kpr_arg0(): the first argument of the probed function, in an entry
+ * handler.  regs_get_kernel_argument() where the architecture has it
+ * (HAVE_FUNCTION_ARG_ACCESS_API); arm's and mips' first argument
+ * registers (r0; a0, which is $4) where it does not.
+ */
+static inline unsigned long kpr_arg0(struct pt_regs *regs)
+{
+#if defined(CONFIG_HAVE_FUNCTION_ARG_ACCESS_API)
+	return regs_get_kernel_argument(regs, 0);
+#elif defined(CONFIG_ARM)
+	return regs->ARM_r0;
+#elif defined(CONFIG_MIPS)
+	return regs->regs[4];
+#else
+#error "kpr_arg0(): the first argument register of this architecture is not known"
+#endif
+}
+
+/*
+ * KPR_RET_TRAP: the return trampoline reaches the return handlers through
+ * a breakpoint (mips), so they run with interrupts off, as any
+ * breakpoint's handlers do; elsewhere as the probed function's caller
+ * had them.
+ */
+#define KPR_RET_TRAP	IS_ENABLED(CONFIG_MIPS)
 
 #define KPR_NPROBES	4
 

@@ -169,7 +169,7 @@ static int kpr_entry_refuse_odd(struct kretprobe_instance *ri,
 				struct pt_regs *regs)
 {
 	atomic_inc(&kpr_of(ri)->entries);
-	return regs_get_kernel_argument(regs, 0) & 1;
+	return kpr_arg0(regs) & 1;
 }
 
 static int kpr_ret_even(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -215,7 +215,7 @@ int kpr_entry_save(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct kpr_probe *p = kpr_of(ri);
 
 	kpr_data_fill((struct kpr_data *)ri->data,
-		      (int)regs_get_kernel_argument(regs, 0));
+		      (int)kpr_arg0(regs));
 	atomic_inc(&p->entries);
 	return 0;
 }

@@ -47,7 +47,7 @@ MODULE_PARM_DESC(upstream, "the kernel runs the upstream kprobes (baseline)");
  * space (SVC: system calls) and the C handler behind the former (noinstr).
  * kpk_bp_code[]: kprobes' own breakpoint handlers.
  */
-static int kpk_not_boundary_err(void)
+static int __maybe_unused kpk_not_boundary_err(void)
 {
 	return upstream && IS_ENABLED(CONFIG_ARM64) ? -EINVAL : -EILSEQ;
 }
@@ -65,6 +65,16 @@ static const char * const kpk_entry_text[] = {
 
 static const char * const kpk_bp_code[] = {
 	"kprobe_brk_handler", "kprobe_ss_brk_handler",
+};
+
+/* The bridged backends' own handlers, as their architectures name them. */
+#elif defined(CONFIG_ARM)
+static const char * const kpk_bp_code[] = { "kprobe_trap_handler" };
+#elif defined(CONFIG_MIPS)
+static const char * const kpk_bp_code[] = { "kprobe_handler" };
+#elif defined(CONFIG_PPC)
+static const char * const kpk_bp_code[] = {
+	"kprobe_handler", "kprobe_post_handler",
 };
 #endif
 
@@ -1664,7 +1674,8 @@ static void kpk_bl_entry_text(struct kunit *test)
 
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
-#ifdef KPT_ASM_TARGETS
+#if defined(KPT_ASM_TARGETS) || defined(CONFIG_ARM) || defined(CONFIG_MIPS) || \
+	defined(CONFIG_PPC)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)

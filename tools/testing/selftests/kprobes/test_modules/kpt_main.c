@@ -775,13 +775,18 @@ unsigned long kpt_reserved_site(int kind)
 #endif
 		break;
 	case KPT_SITE_BUG:
-#ifdef CONFIG_DEBUG_BUGVERBOSE
+#if defined(CONFIG_GENERIC_BUG) && defined(CONFIG_DEBUG_BUGVERBOSE)
 		for (i = 0; i < m->num_bugs; i++) {
 			struct bug_entry *b = &m->bug_table[i];
 
-			if (b->line == kpt_warn_line)
-				return (unsigned long)&b->bug_addr_disp +
-				       b->bug_addr_disp;
+			if (b->line != kpt_warn_line)
+				continue;
+#ifdef CONFIG_GENERIC_BUG_RELATIVE_POINTERS
+			return (unsigned long)&b->bug_addr_disp +
+			       b->bug_addr_disp;
+#else
+			return b->bug_addr;
+#endif
 		}
 #endif
 		break;
