@@ -55,8 +55,23 @@ opts=(-q -o APT::Architecture="$DARCH" -o APT::Architectures::="$DARCH"
       -o Dir::Etc::SourceParts="$APT/sources.list.d"
       -o Acquire::Languages=none -o APT::Sandbox::User=root)
 say "fetching Debian $RELEASE $DARCH packages: ${PKGS[*]} (from $(awk '{ print $3 }' "$APT/sources.list" | sort -u | paste -sd' '))"
-apt-get "${opts[@]}" update > "$DIR/apt-update.log" 2>&1 ||
-	{ cat "$DIR/apt-update.log" >&2; die "apt-get update for $DARCH failed"; }
+# A mirror caught mid-sync serves an index that does not match its
+# Release file, and apt-get update fails for that one: try again, then
+# without the sources that failed (busybox-static is in main; the run
+# says which were left out).
+if ! apt-get "${opts[@]}" update > "$DIR/apt-update.log" 2>&1 &&
+   ! apt-get "${opts[@]}" update > "$DIR/apt-update.log" 2>&1; then
+	bad=$(sed -n 's/^E: Failed to fetch \([^ ]*\)\/dists\/\([^/]*\)\/.*/\1 \2/p' "$DIR/apt-update.log" | sort -u)
+	[ -n "$bad" ] || { cat "$DIR/apt-update.log" >&2; die "apt-get update for $DARCH failed"; }
+	while read -r site rel; do
+		say "left out: $site $rel (its index failed to download)"
+		grep -vF " $site $rel main" "$APT/sources.list" > "$APT/sources.list.tmp" || true
+		mv "$APT/sources.list.tmp" "$APT/sources.list"
+	done <<< "$bad"
+	[ -s "$APT/sources.list" ] || die "apt-get update for $DARCH failed for every source"
+	apt-get "${opts[@]}" update > "$DIR/apt-update.log" 2>&1 ||
+		{ cat "$DIR/apt-update.log" >&2; die "apt-get update for $DARCH failed"; }
+fi
 rm -f "$DIR"/debs/*.deb
 (cd "$DIR/debs" && apt-get "${opts[@]}" download "${PKGS[@]}") > "$DIR/apt-download.log" 2>&1 ||
 	{ cat "$DIR/apt-download.log" >&2; die "apt-get download for $DARCH failed"; }
