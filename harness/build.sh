@@ -38,6 +38,5 @@ else
 fi
 STAGE=$TDIR/initramfs$SFX
 initramfs_stage "$STAGE" "$SUITE" "$USERLAND" "$LOGS/modules-install-$TREE$SFX.log"
-(cd "$STAGE" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet) |
-	gzip -1 > "$INITRD"
+initramfs_pack "$STAGE" "$INITRD"
 say "initramfs: ${INITRD#$TOP/} ($(find "$STAGE/kprobes" -name '*.ko' | wc -l) modules); build step took $((SECONDS - start)) s"

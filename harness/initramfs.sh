@@ -122,3 +122,11 @@ initramfs_stage()
 		cp -p "$TOP/$tc" "$stage/ftrace/test.d/kprobe/"
 	done
 }
+
+# initramfs_pack STAGE OUT: the image of directory STAGE, a gzipped cpio
+# archive owned by root, in file OUT.
+initramfs_pack()
+{
+	(cd "$1" && find . -print0 | cpio --null -o -H newc --owner=0:0 --quiet) |
+		gzip -1 > "$2"
+}

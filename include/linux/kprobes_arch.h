@@ -459,7 +459,6 @@ static __always_inline void kprobe_site_hit(struct kprobe_site *s)
 /* A hit on @s while another probe was running: count it as missed. */
 void kprobe_site_missed(struct kprobe_site *s);
 
-
 /* The probe current_kprobe should point at while @s runs (its first one). */
 struct kprobe *kprobe_site_first(struct kprobe_site *s);
 

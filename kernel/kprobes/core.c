@@ -253,6 +253,7 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 	kprobe_opcode_t *addr, opcode = (kprobe_opcode_t){ 0 };
 	struct kprobe_func f;
 	bool on_entry = false, ftrace, created = false;
+	unsigned long site;
 	int ret;
 
 	if (kprobe_site_of(p)) {
@@ -271,13 +272,14 @@ static int kprobe_prepare_one(struct kprobe *p, struct pending_site *ps, int *n)
 		return ret;
 
 	ftrace = kprobe_is_ftrace_site((unsigned long)addr);
-	if (!ftrace && kprobe_ftrace_site_of((unsigned long)addr)) {
+	site = ftrace ? 0 : kprobe_ftrace_site_of((unsigned long)addr);
+	if (site) {
 		/*
 		 * ftrace's call site, which this kernel cannot hand over to
 		 * ftrace (no KPROBES_ON_FTRACE: arm64, mips), or the inside of
 		 * one.
 		 */
-		if (kprobe_ftrace_site_of((unsigned long)addr) != (unsigned long)addr)
+		if (site != (unsigned long)addr)
 			return -EILSEQ;
 		pr_warn("%pS is ftrace's call site, and this kernel has no kprobes on ftrace\n",
 			addr);
