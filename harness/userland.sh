@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The guest's user space for an architecture the host does not run
 # (arm64): busybox (static), from Debian bookworm's package of that
-# architecture, unpacked with
+# architecture (trixie's for riscv64, which bookworm does not build),
+# unpacked with
 # dpkg-deb -x.  No multiarch set-up (dpkg --add-architecture): apt runs
 # with a private state of its own under build/, on the host's Debian
 # mirrors, with APT::Architecture set to the guest's, and only downloads.
@@ -17,6 +18,7 @@ DIR=$TOP/build/userland-$DARCH
 ROOT=$DIR/root
 PKGS=(busybox-static)
 RELEASE=bookworm
+[ "$DARCH" = riscv64 ] && RELEASE=trixie
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 say() { echo "ktest: $*" >&2; }
@@ -29,7 +31,9 @@ fi
 
 # The host's Debian mirrors for bookworm and its updates (whatever
 # sources.list or sources.list.d names), main only; deb.debian.org when
-# there is none.  Signed by Debian's archive keys, checked by apt.
+# there is none.  For trixie, the same mirrors' trixie (the release
+# only).  Signed by Debian's archive keys, checked by apt (bookworm's
+# keyring has trixie's).
 APT=$DIR/apt
 rm -rf "$APT"
 mkdir -p "$APT/lists/partial" "$APT/archives/partial" "$APT/sources.list.d" "$DIR/debs"
@@ -37,7 +41,8 @@ mkdir -p "$APT/lists/partial" "$APT/archives/partial" "$APT/sources.list.d" "$DI
 apt-get indextargets --no-release-info --format '$(SITE) $(RELEASE) $(COMPONENT)' \
 	'Identifier: Packages' 2>/dev/null |
 	awk -v r="$RELEASE" '$3 == "main" && ($2 == r || $2 == r "-updates" ||
-		$2 == r "-security") { print $1, $2 }' | sort -u |
+		$2 == r "-security") { print $1, $2 }
+		r == "trixie" && $3 == "main" && $2 == "bookworm" { print $1, r }' | sort -u |
 	while read -r site rel; do
 		echo "deb [signed-by=$KEYRING] $site $rel main"
 	done > "$APT/sources.list"
@@ -81,6 +86,11 @@ mkdir -p "$ROOT"
 for deb in "$DIR"/debs/*.deb; do
 	dpkg-deb -x "$deb" "$ROOT"
 done
+# trixie's packages install into /usr/bin only.
+if [ ! -e "$ROOT/bin/busybox" ] && [ -x "$ROOT/usr/bin/busybox" ]; then
+	mkdir -p "$ROOT/bin"
+	cp "$ROOT/usr/bin/busybox" "$ROOT/bin/busybox"
+fi
 [ -x "$ROOT/bin/busybox" ] || die "no bin/busybox in the $DARCH package"
 say "unpacked $(cd "$DIR/debs" && ls *.deb | paste -sd' ') into ${ROOT#$TOP/}"
 echo "${PKGS[*]}" > "$ROOT/.done"

@@ -182,13 +182,14 @@ void arch_kprobe_site_release(struct kprobe_site *s)
 /*
  * KPB_INSN_ALIGN: where an instruction can start, a multiple of the
  * architecture's smallest one.  Mostly the size of its kprobe_opcode_t;
- * csky keeps its 16-bit instructions in a u32 opcode.  A Thumb-2 kernel
- * mixes 16- and 32-bit instructions in arm's u32 opcode and marks Thumb
- * addresses with bit 0, which arm's backend sorts out itself.
+ * csky and riscv (compressed instructions) keep 16-bit instructions in a
+ * u32 opcode.  A Thumb-2 kernel mixes 16- and 32-bit instructions in
+ * arm's u32 opcode and marks Thumb addresses with bit 0, which arm's
+ * backend sorts out itself.
  */
 #if defined(CONFIG_THUMB2_KERNEL)
 #define KPB_INSN_ALIGN	1
-#elif defined(CONFIG_CSKY)
+#elif defined(CONFIG_CSKY) || defined(CONFIG_RISCV)
 #define KPB_INSN_ALIGN	2
 #else
 #define KPB_INSN_ALIGN	sizeof(kprobe_opcode_t)
@@ -298,8 +299,15 @@ void __weak arch_kretprobe_fixup_return(struct pt_regs *regs,
 }
 #endif
 
-/* The backends refuse nothing beyond the blacklist. */
-const char * const arch_kretprobe_refused[] = { NULL };
+/*
+ * What no backend can return from through its trampoline, under the
+ * names most architectures give it.
+ */
+const char * const arch_kretprobe_refused[] = {
+	"__switch_to",		/* returns with another current */
+	"ret_from_fork",	/* "returns" to a new task */
+	NULL
+};
 #endif
 
 /* Several backends get their traps only through the die chain. */

@@ -10,7 +10,10 @@
 
 #include <kunit/test.h>
 #include <linux/ftrace.h>
+#include <linux/hex.h>
 #include <linux/kprobes.h>
+#include <linux/kstrtox.h>
+#include <linux/sched.h>
 
 #define KPE_CALLS	5
 
@@ -142,6 +145,122 @@ static void kpe_disable(struct kunit *test)
 	unregister_kprobe(&kp);
 }
 
+/*
+ * Library functions of the kernel proper, each with a call whose result
+ * is known: wherever they start, a probe on their entry must go in and
+ * fire.  On architectures with compressed instructions (riscv, csky)
+ * about half of all functions start at an address that is no multiple
+ * of sizeof(kprobe_opcode_t).
+ */
+static long kpe_kstrtoint(void)
+{
+	int v;
+
+	return kstrtoint("41", 10, &v) ?: v;
+}
+
+static long kpe_kstrtouint(void)
+{
+	unsigned int v;
+
+	return kstrtouint("42", 10, &v) ?: v;
+}
+
+static long kpe_kstrtoll(void)
+{
+	long long v;
+
+	return kstrtoll("43", 10, &v) ?: v;
+}
+
+static long kpe_kstrtoull(void)
+{
+	unsigned long long v;
+
+	return kstrtoull("44", 10, &v) ?: v;
+}
+
+static long kpe_kstrtou16(void)
+{
+	u16 v;
+
+	return kstrtou16("45", 10, &v) ?: v;
+}
+
+static long kpe_kstrtos16(void)
+{
+	s16 v;
+
+	return kstrtos16("46", 10, &v) ?: v;
+}
+
+static long kpe_kstrtou8(void)
+{
+	u8 v;
+
+	return kstrtou8("47", 10, &v) ?: v;
+}
+
+static long kpe_kstrtos8(void)
+{
+	s8 v;
+
+	return kstrtos8("48", 10, &v) ?: v;
+}
+
+static long kpe_hex_to_bin(void)
+{
+	return hex_to_bin('c');
+}
+
+static const struct {
+	const char *name;
+	void *fn;
+	long (*call)(void);
+	long want;
+} kpe_libfns[] = {
+	{ "kstrtoint",	kstrtoint,	kpe_kstrtoint,	41 },
+	{ "kstrtouint",	kstrtouint,	kpe_kstrtouint,	42 },
+	{ "kstrtoll",	kstrtoll,	kpe_kstrtoll,	43 },
+	{ "kstrtoull",	kstrtoull,	kpe_kstrtoull,	44 },
+	{ "kstrtou16",	kstrtou16,	kpe_kstrtou16,	45 },
+	{ "kstrtos16",	kstrtos16,	kpe_kstrtos16,	46 },
+	{ "kstrtou8",	kstrtou8,	kpe_kstrtou8,	47 },
+	{ "kstrtos8",	kstrtos8,	kpe_kstrtos8,	48 },
+	{ "hex_to_bin",	hex_to_bin,	kpe_hex_to_bin,	12 },
+};
+
+static struct task_struct *kpe_task;
+
+/* Counts only the test's own calls: others may run the function too. */
+static int kpe_pre_mine(struct kprobe *p, struct pt_regs *regs)
+{
+	if (current == kpe_task)
+		WRITE_ONCE(kpe_pre_hits, kpe_pre_hits + 1);
+	return 0;
+}
+
+/* The least aligned of them, probed by name, fires once for one call. */
+static void kpe_least_aligned(struct kunit *test)
+{
+	struct kprobe kp = { .pre_handler = kpe_pre_mine };
+	unsigned int i, best = 0;
+
+	for (i = 1; i < ARRAY_SIZE(kpe_libfns); i++) {
+		if (__ffs((unsigned long)kpe_libfns[i].fn) <
+		    __ffs((unsigned long)kpe_libfns[best].fn))
+			best = i;
+	}
+	kp.symbol_name = kpe_libfns[best].name;
+	kpe_task = current;
+	KUNIT_ASSERT_EQ_MSG(test, register_kprobe(&kp), 0, "a probe on %s at %px",
+			    kp.symbol_name, kpe_libfns[best].fn);
+	kunit_info(test, "probe at %pS (%px)\n", kp.addr, kp.addr);
+	KUNIT_EXPECT_EQ(test, kpe_libfns[best].call(), kpe_libfns[best].want);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), 1);
+}
+
 #ifdef CONFIG_KRETPROBES
 /* A return probe sees each return and the value the caller gets. */
 static void kpe_return(struct kunit *test)
@@ -188,6 +307,7 @@ static void kpe_entry_and_return(struct kunit *test)
 static struct kunit_case kpe_cases[] = {
 	KUNIT_CASE(kpe_entry),
 	KUNIT_CASE(kpe_disable),
+	KUNIT_CASE(kpe_least_aligned),
 #ifdef CONFIG_KRETPROBES
 	KUNIT_CASE(kpe_return),
 	KUNIT_CASE(kpe_entry_and_return),

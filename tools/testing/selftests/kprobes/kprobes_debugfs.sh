@@ -25,6 +25,7 @@ t_blacklist_file()
 	aarch64)  bp=do_el1_brk64 ;;
 	arm*)     bp=kprobe_trap_handler ;;
 	mips*|ppc*) bp=kprobe_handler ;;
+	riscv*)   bp=kprobe_breakpoint_handler ;;
 	*)        bp=kprobe_int3_handler ;;
 	esac
 	for s in notify_die $bp; do

@@ -35,9 +35,6 @@ LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 # The modules (built from test_modules/).
 MODS=./test_modules
 OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
-# A probe on a function's entry, as the list and the trace show it (ERE):
-# +0x0, or +0x4 past an endbr64 (kernels built with IBT).
-ENTRY='0x[04]'
 # The architecture the suite runs on (uname -m: x86_64, aarch64).  Some
 # cases need x86-64: its hand-written probe targets (test_modules/kpt_asm.S,
 # kps_asm.S), the modules built only there (test_modules/Makefile), its
@@ -45,6 +42,13 @@ ENTRY='0x[04]'
 # through x86_only, saying what they need; once an architecture has it
 # (its own targets, say), the case leaves that gating for it.
 KP_ARCH=$(uname -m)
+# A probe on a function's entry by name, as the list and the trace show
+# it (ERE): +0x0, or +0x4 past an endbr64 (kernels built with IBT).  On
+# ppc64 ELFv2 a name means the entry past the TOC set-up: the ftrace call
+# after "mflr r0" (+0x4 without the set-up, +0xc with it), or the local
+# entry point (+0x8).
+ENTRY='0x[04]'
+[ "$KP_ARCH" = ppc64le ] && ENTRY='0x[048c]'
 
 
 # Upstream's ftrace selftests (tools/testing/selftests/ftrace, at the same

@@ -126,11 +126,21 @@ static inline unsigned long kpr_arg0(struct pt_regs *regs)
 
 /*
  * KPR_RET_TRAP: the return trampoline reaches the return handlers through
- * a breakpoint (mips), so they run with interrupts off, as any
- * breakpoint's handlers do; elsewhere as the probed function's caller
- * had them.
+ * a breakpoint (mips; powerpc, whose rethook trampoline is a kprobe), so
+ * they run with interrupts off, as any breakpoint's handlers do;
+ * elsewhere as the probed function's caller had them.
  */
-#define KPR_RET_TRAP	IS_ENABLED(CONFIG_MIPS)
+#define KPR_RET_TRAP	(IS_ENABLED(CONFIG_MIPS) || IS_ENABLED(CONFIG_PPC))
+
+/*
+ * KPR_NODES_FIXED: return probes on the bridge through rethook
+ * (kernel/kprobes/bridge_rethook.c): a call finds a rethook node or is
+ * missed, and a kretprobe's nodes do not grow past maxactive.
+ */
+#define KPR_NODES_FIXED	(IS_ENABLED(CONFIG_KPROBES_BRIDGE) && \
+			 IS_ENABLED(CONFIG_KRETPROBE_ON_RETHOOK))
+#define KPR_NODES_FIXED_WHY \
+	"return probes through rethook on the bridge: its nodes do not grow"
 
 #define KPR_NPROBES	4
 

@@ -57,7 +57,7 @@ static struct kpr_probe *kpr_new_on(int (*fn)(int))
 {
 	struct kpr_probe *p = kpr_new(0);
 
-	p->rp.kp.addr = (kprobe_opcode_t *)fn;
+	p->rp.kp.addr = kpt_entry(fn);
 	p->rp.handler = kpr_ret_note;
 	p->rp.entry_handler = kpr_entry_count;
 	return p;
@@ -256,9 +256,9 @@ void kpr_err_array_null(struct kunit *test)
 		kunit_skip(test,
 			   "not tried upstream: no promise it checks for NULL entries");
 
-	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	a->rp.kp.addr = kpt_entry(kpt_kret_a);
 	a->rp.handler = kpr_ret_note;
-	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	b->rp.kp.addr = kpt_entry(kpt_kret_b);
 	b->rp.handler = kpr_ret_note;
 	ret = register_kretprobes(rps, ARRAY_SIZE(rps));
 	if (!ret)
@@ -283,9 +283,9 @@ void kpr_err_array_bad_symbol(struct kunit *test)
 	struct kretprobe *rps[] = { &a->rp, &bad->rp, &b->rp };
 	int i, ret;
 
-	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	a->rp.kp.addr = kpt_entry(kpt_kret_a);
 	bad->rp.kp.symbol_name = "kpr_no_such_symbol";
-	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	b->rp.kp.addr = kpt_entry(kpt_kret_b);
 	for (i = 0; i < ARRAY_SIZE(rps); i++) {
 		rps[i]->handler = kpr_ret_note;
 		rps[i]->entry_handler = kpr_entry_count;
@@ -327,9 +327,9 @@ void kpr_err_unregister_unregistered(struct kunit *test)
 		kunit_skip(test,
 			   "upstream 6.12 oopses in rethook_free() on a never-registered entry");
 
-	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
-	b->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
-	stranger->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	a->rp.kp.addr = kpt_entry(kpt_kret_a);
+	b->rp.kp.addr = kpt_entry(kpt_kret_b);
+	stranger->rp.kp.addr = kpt_entry(kpt_kret_b);
 	for (i = 0; i < ARRAY_SIZE(rps); i++)
 		rps[i]->handler = kpr_ret_note;
 	KUNIT_ASSERT_EQ(test, register_kretprobes(reg, ARRAY_SIZE(reg)), 0);
@@ -527,7 +527,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 					    0, "writing %s", KPT_OPT_SYSCTL);
 		}
 	}
-	p->rp.kp.addr = c ? (kprobe_opcode_t *)kpt_kret_a :
+	p->rp.kp.addr = c ? kpt_entry(kpt_kret_a) :
 			    (kprobe_opcode_t *)kpr_bp_target;
 	p->rp.entry_handler = kpr_entry_ctx;
 	p->rp.handler = kpr_ret_ctx;

@@ -284,7 +284,7 @@ void kpr_expect_healthy(struct kunit *test, int (*fn)(int), int add)
 {
 	struct kpr_probe *p = kpr_new(KPR_NPROBES - 1);
 
-	p->rp.kp.addr = (kprobe_opcode_t *)fn;
+	p->rp.kp.addr = kpt_entry(fn);
 	p->rp.handler = kpr_ret_note;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
 	KUNIT_EXPECT_EQ(test, fn(10), 10 + add);
@@ -463,7 +463,7 @@ static void kpr_basic(struct kunit *test)
 	struct kpr_probe *p = kpr_new(0);
 	int i;
 
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.kp.addr = kpt_entry(kpt_kret_a);
 	p->rp.handler = kpr_ret_note;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
 	for (i = 0; i < 5; i++) {
@@ -485,7 +485,7 @@ static void kpr_register_array(struct kunit *test)
 	struct kretprobe *rps[] = { &a->rp, &b->rp, &c->rp };
 	int i;
 
-	a->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	a->rp.kp.addr = kpt_entry(kpt_kret_a);
 	b->rp.kp.symbol_name = "kpt_kret_b";
 	c->rp.kp.symbol_name = KPT_MODNAME ":kpt_kret_inner";
 	for (i = 0; i < ARRAY_SIZE(rps); i++)
@@ -519,7 +519,7 @@ static void kpr_enable_disable(struct kunit *test)
 {
 	struct kpr_probe *p = kpr_new(0), *q = kpr_new(1);
 
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.kp.addr = kpt_entry(kpt_kret_a);
 	p->rp.handler = kpr_ret_note;
 	p->rp.entry_handler = kpr_entry_count;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
@@ -540,7 +540,7 @@ static void kpr_enable_disable(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 
 	/* Registered disabled, then enabled. */
-	q->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	q->rp.kp.addr = kpt_entry(kpt_kret_b);
 	q->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	q->rp.handler = kpr_ret_note;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &q->rp), 0);
@@ -562,7 +562,7 @@ static void kpr_entry_refusal(struct kunit *test)
 	struct kpr_probe *p = kpr_new(0);
 	int i;
 
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.kp.addr = kpt_entry(kpt_kret_a);
 	p->rp.entry_handler = kpr_entry_refuse_odd;
 	p->rp.handler = kpr_ret_even;
 	p->add = KPT_KRET_A_ADD;
@@ -592,7 +592,7 @@ static void kpr_data_round_trip(struct kunit *test)
 	real = READ_ONCE(kpt_kret_ra[KPT_RA_B]);
 
 	kpr_data_probe = p;
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	p->rp.kp.addr = kpt_entry(kpt_kret_b);
 	p->rp.entry_handler = kpr_entry_save_rp;
 	p->rp.handler = kpr_ret_check_rp;
 	p->rp.data_size = sizeof(struct kpr_data);
@@ -660,10 +660,10 @@ static void kpr_with_kprobe(struct kunit *test)
 	atomic_set(&kpr_pre_hits, 0);
 	atomic_set(&kpr_post_hits, 0);
 	memset(&kpr_kp, 0, sizeof(kpr_kp));
-	kpr_kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	kpr_kp.addr = kpt_entry(kpt_kret_b);
 	kpr_kp.pre_handler = kpr_kp_pre;
 	kpr_kp.post_handler = kpr_kp_post;
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_b;
+	p->rp.kp.addr = kpt_entry(kpt_kret_b);
 	p->rp.handler = kpr_ret_note;
 	p->rp.entry_handler = kpr_entry_count;
 
@@ -758,7 +758,7 @@ static void kpr_nested_in_handler_missed(struct kunit *test)
 	outer_ftrace.pre_handler = kpr_pre_calls_kret;
 	outer_int3.addr = (kprobe_opcode_t *)kpt_asm_sub;
 	outer_int3.pre_handler = kpr_pre_calls_kret;
-	p->rp.kp.addr = (kprobe_opcode_t *)kpt_kret_a;
+	p->rp.kp.addr = kpt_entry(kpt_kret_a);
 	p->rp.entry_handler = kpr_entry_count;
 	p->rp.handler = kpr_ret_note;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);

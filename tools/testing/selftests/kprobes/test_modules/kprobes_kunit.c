@@ -76,6 +76,10 @@ static const char * const kpk_bp_code[] = { "kprobe_handler" };
 static const char * const kpk_bp_code[] = {
 	"kprobe_handler", "kprobe_post_handler",
 };
+#elif defined(CONFIG_RISCV)
+static const char * const kpk_bp_code[] = {
+	"kprobe_breakpoint_handler", "kprobe_single_step_handler",
+};
 #endif
 
 /* A probe with the counters its handlers keep. */
@@ -460,9 +464,20 @@ static kprobe_opcode_t *kpk_addr_of(struct kunit *test, int (*fn)(int))
 	return addr;
 }
 
+/*
+ * Where a probe on @fn's name lands: where one by address does, except on
+ * ppc64 ELFv2 (kpt_entry()).
+ */
+static kprobe_opcode_t *kpk_name_lands(struct kunit *test, int (*fn)(int))
+{
+	if (IS_ENABLED(CONFIG_PPC64_ELF_ABI_V2))
+		return kpt_entry(fn);
+	return kpk_addr_of(test, fn);
+}
+
 static void kpk_by_symbol(struct kunit *test)
 {
-	kprobe_opcode_t *want = kpk_addr_of(test, kpt_func_d);
+	kprobe_opcode_t *want = kpk_name_lands(test, kpt_func_d);
 	struct kpk_probe *p = kpk_new(0);
 
 	KUNIT_ASSERT_NOT_NULL(test, want);
@@ -494,7 +509,7 @@ static void kpk_by_symbol_offset(struct kunit *test)
 
 static void kpk_by_module_symbol(struct kunit *test)
 {
-	kprobe_opcode_t *want = kpk_addr_of(test, kpt_func_e);
+	kprobe_opcode_t *want = kpk_name_lands(test, kpt_func_e);
 	struct kpk_probe *p = kpk_new(0);
 
 	KUNIT_ASSERT_NOT_NULL(test, want);
@@ -851,7 +866,7 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
 
 	atomic_inc(&p->pre_hits);
-	instruction_pointer_set(regs, (unsigned long)kpt_ret_b);
+	kpt_divert(regs, (unsigned long)kpt_ret_b);
 	return 1;
 }
 
@@ -872,7 +887,8 @@ static void kpk_change_path_with(struct kunit *test, bool post)
 	int state;
 
 	KUNIT_ASSERT_EQ(test, kpt_ret_a(), KPT_RET_A);
-	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+	/* By name: the entry as the architecture sees it (kpk_by_symbol). */
+	p->kp.symbol_name = KPT_MODNAME ":kpt_ret_a";
 	p->kp.pre_handler = kpk_pre_divert;
 	if (post)
 		p->kp.post_handler = kpk_post_count;
@@ -1675,7 +1691,7 @@ static void kpk_bl_entry_text(struct kunit *test)
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
 #if defined(KPT_ASM_TARGETS) || defined(CONFIG_ARM) || defined(CONFIG_MIPS) || \
-	defined(CONFIG_PPC)
+	defined(CONFIG_PPC) || defined(CONFIG_RISCV)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)

@@ -82,6 +82,53 @@
 
 #include <linux/irqflags.h>
 #include <linux/preempt.h>
+#include <linux/ptrace.h>
+#ifdef CONFIG_PPC64_ELF_ABI_V2
+#include <asm/code-patching.h>
+#include <asm/ppc-opcode.h>
+#endif
+
+/*
+ * kpt_divert(): a handler sends the probed code on into the function at
+ * @fn instead.  On ppc64 ELFv2, @fn is the global entry, which derives
+ * the TOC pointer from r12: r12 must hold @fn too, or the function's
+ * stores land beside their variables (the ABI's rule for any call
+ * through a pointer).
+ */
+/*
+ * kpt_entry(): where to probe @fn's entry by address so that every call
+ * hits, and where a probe on its name lands.  @fn itself, except on
+ * ppc64 ELFv2: there a function's address is its global entry, which
+ * calls from the same module skip, and a name stands for the entry every
+ * call passes: the ftrace call (the instruction after "mflr r0" in the
+ * first four) where kprobes on ftrace are on, else the local entry
+ * point.  Read from the function's own instructions.
+ */
+static inline kprobe_opcode_t *kpt_entry_addr(void *fn)
+{
+#ifdef CONFIG_PPC64_ELF_ABI_V2
+	u32 *insn = fn;
+	int i;
+
+	for (i = 0; IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) && i < 3; i++) {
+		if (insn[i] == PPC_RAW_MFLR(_R0))
+			return (kprobe_opcode_t *)&insn[i + 1];
+	}
+	return (kprobe_opcode_t *)ppc_function_entry(fn);
+#else
+	return fn;
+#endif
+}
+
+#define kpt_entry(fn)	kpt_entry_addr((void *)(fn))
+
+static inline void kpt_divert(struct pt_regs *regs, unsigned long fn)
+{
+#ifdef CONFIG_PPC64_ELF_ABI_V2
+	regs->gpr[12] = fn;
+#endif
+	instruction_pointer_set(regs, fn);
+}
 
 /*
  * KPT_NMANY distinct functions without an ftrace call, kpt_many[n](x)

@@ -964,8 +964,13 @@ static int __init kpt_init(void)
 	kpt_init_kp.addr = (kprobe_opcode_t *)fn;
 	kpt_init_kp.pre_handler = kpt_init_pre;
 	kpt_init_reg_ret = register_kprobe(&kpt_init_kp);
+	/*
+	 * Through the pointer, to the address probed: on ppc64 ELFv2 a
+	 * direct call from the same module enters past the global entry.
+	 */
+	OPTIMIZER_HIDE_VAR(fn);
 	if (!kpt_init_reg_ret)
-		kpt_init_func(1);
+		fn(1);
 	/* The probe stays registered: its text goes away after this. */
 	return 0;
 }
