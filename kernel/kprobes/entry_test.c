@@ -253,9 +253,11 @@ static void kpe_least_aligned(struct kunit *test)
 	}
 	kp.symbol_name = kpe_libfns[best].name;
 	kpe_task = current;
-	KUNIT_ASSERT_EQ_MSG(test, register_kprobe(&kp), 0, "a probe on %s at %px",
-			    kp.symbol_name, kpe_libfns[best].fn);
-	kunit_info(test, "probe at %pS (%px)\n", kp.addr, kp.addr);
+	KUNIT_ASSERT_EQ_MSG(test, register_kprobe(&kp), 0,
+			    "a probe on %s (address %% 16: %lu)", kp.symbol_name,
+			    (unsigned long)kpe_libfns[best].fn % 16);
+	kunit_info(test, "probe at %pS (address %% 16: %lu)\n", kp.addr,
+		   (unsigned long)kp.addr % 16);
 	KUNIT_EXPECT_EQ(test, kpe_libfns[best].call(), kpe_libfns[best].want);
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, kpe_pre_count(), 1);
