@@ -41,8 +41,10 @@
 #include <linux/kprobes_arch.h>
 #include <linux/cpu.h>
 #include <linux/init.h>
+#include <linux/kallsyms.h>
 #include <linux/kdebug.h>
 #include <linux/memory.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 
 #include "internal.h"
@@ -310,6 +312,36 @@ const char * const arch_kretprobe_refused[] = {
 };
 #endif
 
+/*
+ * Functions on a backend's own breakpoint path that their architecture
+ * does not mark NOKPROBE: a probe there traps again before the backend
+ * has taken the first trap, and the CPU never gets out.  One reason per
+ * row.
+ */
+static const char * const kpb_trap_path[] = {
+#ifdef CONFIG_PPC
+	/* program_check_exception() -> do_program_check() -> kprobe_handler() */
+	"do_program_check",
+#endif
+	NULL
+};
+
+static void __init kpb_blacklist_trap_path(void)
+{
+	unsigned long addr;
+	int i;
+
+	mutex_lock(&kprobe_mutex);
+	for (i = 0; kpb_trap_path[i]; i++) {
+		addr = kallsyms_lookup_name(kpb_trap_path[i]);
+		/* Not there: inlined into a function the architecture marks. */
+		if (addr && kprobe_add_ksym_blacklist(addr) < 0)
+			pr_warn("%s is on the breakpoint's path and stays probeable\n",
+				kpb_trap_path[i]);
+	}
+	mutex_unlock(&kprobe_mutex);
+}
+
 /* Several backends get their traps only through the die chain. */
 static struct notifier_block kpb_exceptions_nb = {
 	.notifier_call	= kprobe_exceptions_notify,
@@ -321,6 +353,7 @@ static int __init kpb_init(void)
 {
 	int ret;
 
+	kpb_blacklist_trap_path();
 	ret = arch_init_kprobes();
 	if (!ret)
 		ret = register_die_notifier(&kpb_exceptions_nb);
