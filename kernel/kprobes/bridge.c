@@ -313,31 +313,64 @@ const char * const arch_kretprobe_refused[] = {
 #endif
 
 /*
- * Functions on a backend's own breakpoint path that their architecture
- * does not mark NOKPROBE: a probe there traps again before the backend
- * has taken the first trap, and the CPU never gets out.  One reason per
- * row.
+ * Code on a backend's own breakpoint path that its architecture does not
+ * mark NOKPROBE or put in an entry section: a probe there traps again
+ * before the backend has finished with the first trap, and the CPU never
+ * gets out.  Each row is a function, or the functions from one to
+ * another (inclusive, in address order), with the reason.
  */
-static const char * const kpb_trap_path[] = {
+static const struct {
+	const char *from;
+	const char *to;
+} kpb_trap_path[] = {
 #ifdef CONFIG_PPC
 	/* program_check_exception() -> do_program_check() -> kprobe_handler() */
-	"do_program_check",
+	{ "do_program_check" },
 #endif
-	NULL
+#ifdef CONFIG_MIPS
+	/* genex.S: the exception handlers, entered before state is saved */
+	{ "__r4k_wait", "isrdhwr" },
+	/* The break exception's handler, which does not mark itself */
+	{ "do_bp" },
+	/* do_bp() finds and reads the break instruction with these first */
+	{ "exception_epc" },
+	{ "__get_inst16" },
+	{ "__get_inst32" },
+	/* entry.S: the break exception returns through these */
+	{ "ret_from_exception" },
+	{ "ret_from_irq" },
+	{ "__ret_from_irq" },
+	{ "resume_userspace_check" },
+	{ "resume_userspace" },
+	{ "resume_kernel" },
+	{ "restore_all" },
+	{ "restore_partial" },
+	{ "work_pending" },
+	{ "work_resched" },
+	{ "work_notifysig" },
+#endif
+	{ NULL }
 };
 
 static void __init kpb_blacklist_trap_path(void)
 {
-	unsigned long addr;
-	int i;
+	unsigned long from, to, size, offset;
+	int i, ret;
 
 	mutex_lock(&kprobe_mutex);
-	for (i = 0; kpb_trap_path[i]; i++) {
-		addr = kallsyms_lookup_name(kpb_trap_path[i]);
-		/* Not there: inlined into a function the architecture marks. */
-		if (addr && kprobe_add_ksym_blacklist(addr) < 0)
+	for (i = 0; kpb_trap_path[i].from; i++) {
+		from = kallsyms_lookup_name(kpb_trap_path[i].from);
+		to = kpb_trap_path[i].to ?
+		     kallsyms_lookup_name(kpb_trap_path[i].to) : from;
+		/* Not there: inlined, or not built in this configuration. */
+		if (!from || !to)
+			continue;
+		ret = -EINVAL;
+		if (to >= from && kallsyms_lookup_size_offset(to, &size, &offset))
+			ret = kprobe_add_area_blacklist(from, to - offset + size);
+		if (ret < 0)
 			pr_warn("%s is on the breakpoint's path and stays probeable\n",
-				kpb_trap_path[i]);
+				kpb_trap_path[i].from);
 	}
 	mutex_unlock(&kprobe_mutex);
 }

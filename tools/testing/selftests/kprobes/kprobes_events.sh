@@ -264,10 +264,12 @@ ft_skip_reason()
 		# It probes the first 256 text symbols of kallsyms.  On mips
 		# those are the exception vectors and handlers, which no
 		# section marks as entry code: a breakpoint there hung the
-		# guest (upstream's kprobes accept them too): enabled one at a
-		# time, at resume_userspace_check, entry.S's return to user
-		# space.  (On ppc64 one of them was do_program_check(), on
-		# powerpc's own breakpoint path: the bridge now refuses it.)
+		# guest (upstream's kprobes accept them too).  Enabled one
+		# after another, the bridge's list of mips' trap path
+		# (bridge.c) takes them up to handle_sys, the syscall
+		# exception's entry, where the guest still dies.  (On ppc64
+		# one of them was do_program_check(), on powerpc's own
+		# breakpoint path: the bridge refuses it too.)
 		case $KP_ARCH in
 		mips*)
 			why="exception entry code, not yet blacklisted"
