@@ -152,61 +152,23 @@ static void kpe_disable(struct kunit *test)
  * about half of all functions start at an address that is no multiple
  * of sizeof(kprobe_opcode_t).
  */
-static long kpe_kstrtoint(void)
-{
-	int v;
-
-	return kstrtoint("41", 10, &v) ?: v;
+/* kpe_<fn>(): @fn("@str", 10, &v) as a long, its error or its value. */
+#define KPE_KSTRTO(fn, type, str)			\
+static long kpe_##fn(void)				\
+{							\
+	type v;						\
+							\
+	return fn(str, 10, &v) ?: v;			\
 }
 
-static long kpe_kstrtouint(void)
-{
-	unsigned int v;
-
-	return kstrtouint("42", 10, &v) ?: v;
-}
-
-static long kpe_kstrtoll(void)
-{
-	long long v;
-
-	return kstrtoll("43", 10, &v) ?: v;
-}
-
-static long kpe_kstrtoull(void)
-{
-	unsigned long long v;
-
-	return kstrtoull("44", 10, &v) ?: v;
-}
-
-static long kpe_kstrtou16(void)
-{
-	u16 v;
-
-	return kstrtou16("45", 10, &v) ?: v;
-}
-
-static long kpe_kstrtos16(void)
-{
-	s16 v;
-
-	return kstrtos16("46", 10, &v) ?: v;
-}
-
-static long kpe_kstrtou8(void)
-{
-	u8 v;
-
-	return kstrtou8("47", 10, &v) ?: v;
-}
-
-static long kpe_kstrtos8(void)
-{
-	s8 v;
-
-	return kstrtos8("48", 10, &v) ?: v;
-}
+KPE_KSTRTO(kstrtoint, int, "41")
+KPE_KSTRTO(kstrtouint, unsigned int, "42")
+KPE_KSTRTO(kstrtoll, long long, "43")
+KPE_KSTRTO(kstrtoull, unsigned long long, "44")
+KPE_KSTRTO(kstrtou16, u16, "45")
+KPE_KSTRTO(kstrtos16, s16, "46")
+KPE_KSTRTO(kstrtou8, u8, "47")
+KPE_KSTRTO(kstrtos8, s8, "48")
 
 static long kpe_hex_to_bin(void)
 {
