@@ -153,7 +153,7 @@ struct kretprobe {
 	int nmissed;			/* returns that could not be caught */
 	struct kretprobe_pool *pool;	/* ours */
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
-	struct rethook *rh;		/* the bridge's, on rethook */
+	struct rethook __rcu *rh;	/* the bridge's newest rethook */
 #endif
 };
 

@@ -207,11 +207,15 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * The hijack returns false when it could not take the call (a backend
  * with a bounded store of its own for calls in flight): the core counts a
  * miss.  Such a backend also defines arch_kretprobe_alloc(), called at
- * registration (may sleep; an error fails it), and arch_kretprobe_free(),
- * called when the kretprobe is unregistered, after the grace period that
- * ends its handlers.  Calls still in flight then may come back to the
- * trampoline without reaching the core: their instances go back to the
- * pool when the task next returns through a kretprobe or is freed.
+ * registration (may sleep; an error fails it), arch_kretprobe_grow(),
+ * called by the instance pool's work item before the pool grows by @nr
+ * instances (may sleep; an error stops the growth, so that the store
+ * keeps up with the instances), and arch_kretprobe_free(), called when
+ * the kretprobe is unregistered, after the grace period that ends its
+ * handlers and once the pool's work item is done.  Calls still in flight
+ * then may come back to the trampoline without reaching the core: their
+ * instances go back to the pool when the task next returns through a
+ * kretprobe or is freed.
  */
 void arch_kretprobe_trampoline(void);
 
@@ -528,6 +532,11 @@ static __always_inline void kprobe_running_set(struct kprobe *p)
 
 #ifndef arch_kretprobe_alloc
 static inline int arch_kretprobe_alloc(struct kretprobe *rp)
+{
+	return 0;
+}
+
+static inline int arch_kretprobe_grow(struct kretprobe *rp, unsigned int nr)
 {
 	return 0;
 }

@@ -102,8 +102,9 @@ struct kretprobe_blackpoint {
 #ifdef CONFIG_KRETPROBE_ON_RETHOOK
 /*
  * The backend's return trampoline is rethook's: each call in flight also
- * holds a node of the kretprobe's rethook (rp->rh, maxactive of them),
- * and rethook's handler hands the return to the core
+ * holds a node of one of the kretprobe's rethooks (rp->rh, a chain that
+ * grows with the instance pool), and rethook's handler hands the return
+ * to the core
  * (kernel/kprobes/bridge_rethook.c).  rethook sets the PC to the real
  * return address before, and fixes up the return after, the handlers.
  */
@@ -112,6 +113,7 @@ struct kretprobe_blackpoint {
 bool kprobe_bridge_rethook_hook(struct kretprobe_instance *ri,
 				struct pt_regs *regs);
 int kprobe_bridge_rethook_alloc(struct kretprobe *rp);
+int kprobe_bridge_rethook_grow(struct kretprobe *rp, unsigned int nr);
 void kprobe_bridge_rethook_free(struct kretprobe *rp);
 
 static nokprobe_inline bool arch_kretprobe_hijack(struct kretprobe_instance *ri,
@@ -126,6 +128,7 @@ static nokprobe_inline void arch_kretprobe_restore(struct pt_regs *regs,
 }
 
 #define arch_kretprobe_alloc	kprobe_bridge_rethook_alloc
+#define arch_kretprobe_grow	kprobe_bridge_rethook_grow
 #define arch_kretprobe_free	kprobe_bridge_rethook_free
 
 #elif defined(CONFIG_KRETPROBES)

@@ -36,9 +36,10 @@ void kretprobe_release(struct kprobe *p)
 	struct kretprobe *rp = container_of(p, struct kretprobe, kp);
 	struct kretprobe_pool *pool = rp->pool;
 
-	arch_kretprobe_free(rp);
+	/* The pool's work item may be growing the backend's store. */
 	rp->pool = NULL;
 	kretprobe_pool_release(pool);
+	arch_kretprobe_free(rp);
 }
 
 /* Make the call @ri was taken for return through the trampoline. */

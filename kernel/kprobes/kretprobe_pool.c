@@ -45,6 +45,7 @@
 #define pr_fmt(fmt) "kprobes: " fmt
 
 #include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
 #include <linux/irq_work.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -267,6 +268,11 @@ static void kretprobe_pool_grow(struct kretprobe_pool *pool)
 					GFP_KERNEL | __GFP_NOWARN);
 		if (!c)
 			break;
+		/* The backend's own store of calls in flight grows first. */
+		if (arch_kretprobe_grow(rp, c->nr)) {
+			kvfree(c);
+			break;
+		}
 		list_add_tail_rcu(&c->node, &pool->chunks);
 		nr += c->nr;
 		WRITE_ONCE(pool->nr, nr);
@@ -374,6 +380,13 @@ void kretprobe_pool_detach(struct kretprobe_pool *pool)
 
 void kretprobe_pool_release(struct kretprobe_pool *pool)
 {
+	/*
+	 * A grow that read pool->rp before the detach may still be running:
+	 * wait for it, as it may be growing the backend's store, which the
+	 * caller frees next.  No hit kicks any more.
+	 */
+	irq_work_sync(&pool->kick);
+	cancel_delayed_work_sync(&pool->work);
 	kretprobe_pool_drain(pool);
 	if (atomic_dec_and_test(&pool->refs))
 		irq_work_queue(&pool->free_kick);

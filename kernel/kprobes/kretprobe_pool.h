@@ -80,7 +80,9 @@ void kretprobe_pool_detach(struct kretprobe_pool *pool);
  * kretprobe_pool_release() - the kretprobe lets go of its pool
  * @pool: the pool, detached a grace period ago
  *
- * The pool is freed once the last instance out comes back.
+ * Waits for a growth in progress, which may be growing the backend's
+ * store of calls in flight (arch_kretprobe_grow()).  The pool is freed
+ * once the last instance out comes back.
  *
  * Context: process, may sleep.
  */

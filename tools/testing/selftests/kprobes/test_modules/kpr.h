@@ -132,16 +132,6 @@ static inline unsigned long kpr_arg0(struct pt_regs *regs)
  */
 #define KPR_RET_TRAP	(IS_ENABLED(CONFIG_MIPS) || IS_ENABLED(CONFIG_PPC))
 
-/*
- * KPR_NODES_FIXED: return probes on the bridge through rethook
- * (kernel/kprobes/bridge_rethook.c): a call finds a rethook node or is
- * missed, and a kretprobe's nodes do not grow past maxactive.
- */
-#define KPR_NODES_FIXED	(IS_ENABLED(CONFIG_KPROBES_BRIDGE) && \
-			 IS_ENABLED(CONFIG_KRETPROBE_ON_RETHOOK))
-#define KPR_NODES_FIXED_WHY \
-	"return probes through rethook on the bridge: its nodes do not grow"
-
 #define KPR_NPROBES	4
 
 /* What the running case registered, undone by kpr_exit(). */

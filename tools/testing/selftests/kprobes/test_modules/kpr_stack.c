@@ -785,8 +785,6 @@ void kpr_no_miss(struct kunit *test)
 	unsigned long t0 = jiffies;
 	int n;
 
-	if (KPR_NODES_FIXED)
-		kunit_skip(test, KPR_NODES_FIXED_WHY);
 	p = kpr_new(0);
 	p->rp.kp.addr = kpt_entry(kpt_gate_wait);
 	p->rp.entry_handler = kpr_entry_save;
@@ -931,8 +929,6 @@ void kpr_pool_trim_last_cached(struct kunit *test)
 	int cpu[2], i, n = KPR_TRIM_OTHERS;
 	unsigned long end;
 
-	if (KPR_NODES_FIXED)
-		kunit_skip(test, KPR_NODES_FIXED_WHY);
 	cpu[0] = cpumask_first(cpu_online_mask);
 	cpu[1] = cpumask_next(cpu[0], cpu_online_mask);
 	if (cpu[1] >= nr_cpu_ids)
