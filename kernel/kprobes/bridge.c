@@ -348,6 +348,18 @@ static const struct {
 	{ "work_pending" },
 	{ "work_resched" },
 	{ "work_notifysig" },
+	/*
+	 * scall*.S: the syscall exception's entries, still on the user's
+	 * stack with exceptions masked until they have saved the registers;
+	 * n64's (handle_sys without the compat ABIs) whole, to its end
+	 */
+	{ "handle_sys", "illegal_syscall" },
+	{ "handle_sys64" },
+	{ "handle_sysn32" },
+	/* scall*.S: the syscall tables, data kept in .text */
+	{ "sys_call_table" },
+	{ "sysn32_call_table" },
+	{ "sys32_call_table" },
 #endif
 	{ NULL }
 };

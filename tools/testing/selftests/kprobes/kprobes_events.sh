@@ -263,17 +263,18 @@ ft_skip_reason()
 	multiple_kprobes)
 		# It probes the first 256 text symbols of kallsyms.  On mips
 		# those are the exception vectors and handlers, which no
-		# section marks as entry code: a breakpoint there hung the
-		# guest (upstream's kprobes accept them too).  Enabled one
-		# after another, the bridge's list of mips' trap path
-		# (bridge.c) takes them up to handle_sys, the syscall
-		# exception's entry, where the guest still dies.  (On ppc64
-		# one of them was do_program_check(), on powerpc's own
-		# breakpoint path: the bridge refuses it too.)
+		# section marks as entry code: a breakpoint there hangs the
+		# guest.  On ppc64 one of them is do_program_check(), on
+		# powerpc's own breakpoint path.  Upstream's kprobes accept
+		# them; the bridge refuses them (bridge.c, the trap path).
 		case $KP_ARCH in
 		mips*)
-			why="exception entry code, not yet blacklisted"
-			echo "$KP_ARCH: its first text symbols are $why"
+			why="mips' exception handlers, which hangs the guest"
+			upstream && echo "upstream's kprobes take probes on $why"
+			;;
+		ppc64*)
+			why="do_program_check(), which hangs the guest"
+			upstream && echo "upstream's kprobes take a probe on $why"
 			;;
 		esac
 		;;
