@@ -14,6 +14,9 @@
 
 #include "internal.h"
 
+/* Addresses at the width of a pointer, as %px prints them: 8 digits on 32-bit. */
+#define KPROBES_ADDR_DIGITS	(2 * (int)sizeof(unsigned long))
+
 /* The type letter of @p: k, r, or j as the kernels that had jprobes said. */
 static char kprobes_type(struct kprobe *p)
 {
@@ -69,7 +72,7 @@ static void kprobes_list_one(struct seq_file *m, struct kprobe_site *s,
 		sym = p->symbol_name ? p->symbol_name : "(gone)";
 		off = p->symbol_name ? p->offset : 0;
 	}
-	seq_printf(m, "%016lx  %c  %s+0x%lx",
+	seq_printf(m, "%0*lx  %c  %s+0x%lx", KPROBES_ADDR_DIGITS,
 		   show ? (unsigned long)p->addr : 0UL, kprobes_type(p), sym, off);
 	if (modname)
 		seq_printf(m, "  [%s]", modname);
@@ -134,8 +137,9 @@ static int kprobes_blacklist_show(struct seq_file *m, void *v)
 
 	mutex_lock(&kprobe_mutex);
 	list_for_each_entry(e, &kprobe_blacklist, list) {
-		seq_printf(m, "0x%016lx-0x%016lx\t%ps\n",
-			   show ? e->start : 0UL, show ? e->end : 0UL,
+		seq_printf(m, "0x%0*lx-0x%0*lx\t%ps\n",
+			   KPROBES_ADDR_DIGITS, show ? e->start : 0UL,
+			   KPROBES_ADDR_DIGITS, show ? e->end : 0UL,
 			   (void *)e->start);
 	}
 	mutex_unlock(&kprobe_mutex);

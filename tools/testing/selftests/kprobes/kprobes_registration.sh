@@ -157,10 +157,16 @@ sample_kprobe()
 {
 	sample_run kprobe_example || return
 	if upstream; then
-		# What upstream's handlers print of the registers: ip and
-		# flags (x86-64), pc and pstate (arm64).
-		ip=ip flags=flags
-		[ "$KP_ARCH" = aarch64 ] && ip=pc flags=pstate
+		# What upstream's handlers print of the registers, per
+		# architecture: the program counter and the status word.
+		case $KP_ARCH in
+		aarch64) ip=pc flags=pstate ;;
+		arm*)    ip=pc flags=cpsr ;;
+		mips*)   ip=epc flags=status ;;
+		ppc*)    ip=nip flags=msr ;;
+		riscv*)  ip=pc flags=status ;;
+		*)       ip=ip flags=flags ;;
+		esac
 		pre=$(echo "$log" | grep -c "<kernel_clone> p->addr = .*, $ip = ")
 		post=$(echo "$log" | grep -c "<kernel_clone> p->addr = 0x.*, $flags = ")
 		echo "$log" | grep -q 'Planted kprobe at' ||

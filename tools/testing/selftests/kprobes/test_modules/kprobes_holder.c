@@ -103,8 +103,8 @@ static const struct kernel_param_ops kph_nmissed_ops = {
 
 static int kph_addr_get(char *buf, const struct kernel_param *kp)
 {
-	return scnprintf(buf, PAGE_SIZE, "%016lx\n",
-			 (unsigned long)kph_of(kp)->rp.kp.addr);
+	return scnprintf(buf, PAGE_SIZE, "%0*lx\n",
+			 2 * (int)sizeof(long), (unsigned long)kph_of(kp)->rp.kp.addr);
 }
 
 static const struct kernel_param_ops kph_addr_ops = {

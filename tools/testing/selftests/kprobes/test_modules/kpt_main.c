@@ -641,7 +641,8 @@ int kpt_kprobes_line(const char *file, unsigned long addr, char type,
 	int ret = -ENOENT;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/kprobes/%s", file);
-	snprintf(key, sizeof(key), "%016lx  %c  ", addr, type);
+	/* The list's address column: as wide as a pointer (debugfs.c). */
+	snprintf(key, sizeof(key), "%0*lx  %c  ", 2 * (int)sizeof(long), addr, type);
 	buf = kvmalloc(KPT_FILE_MAX + 1, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -934,8 +935,8 @@ static struct kprobe kpt_init_kp;
 
 static int kpt_init_addr_get(char *buf, const struct kernel_param *kp)
 {
-	return scnprintf(buf, PAGE_SIZE, "%016lx\n",
-			 (unsigned long)READ_ONCE(kpt_init_kp.addr));
+	return scnprintf(buf, PAGE_SIZE, "%0*lx\n",
+			 2 * (int)sizeof(long), (unsigned long)READ_ONCE(kpt_init_kp.addr));
 }
 
 static const struct kernel_param_ops kpt_init_addr_ops = {
