@@ -356,10 +356,6 @@ static const struct {
 	{ "handle_sys", "illegal_syscall" },
 	{ "handle_sys64" },
 	{ "handle_sysn32" },
-	/* scall*.S: the syscall tables, data kept in .text */
-	{ "sys_call_table" },
-	{ "sysn32_call_table" },
-	{ "sys32_call_table" },
 #endif
 	{ NULL }
 };
