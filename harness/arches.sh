@@ -50,11 +50,9 @@ qemu_recipe()
 	riscv64)  QEMU=(qemu-system-riscv64 -M virt -m 512 -smp 2 -bios default)
 		  IMAGE=arch/riscv/boot/Image OUT=virtio
 		  CONSOLE="ttyS0 earlycon=uart8250,mmio,0x10000000" ;;
-	# QEMU's default s390x CPU model does not start the kernel; the
-	# early console shows how far a boot gets: to "clocksource: tod"
-	# (QEMU 7.2, one CPU or two), upstream's tree as ours.
+	# The SCLP's VT220 console: QEMU's standard output.
 	s390x)    QEMU=(qemu-system-s390x -M s390-ccw-virtio -cpu max -m 512 -smp 2)
-		  IMAGE=arch/s390/boot/bzImage CONSOLE="ttysclp0 earlyprintk keep_bootcon" ;;
+		  IMAGE=arch/s390/boot/bzImage CONSOLE=ttysclp0 OUT=ccw ;;
 	ppc64le)  QEMU=(qemu-system-ppc64 -M pseries -cpu power9 -m 1024 -smp 2)
 		  IMAGE=vmlinux CONSOLE=hvc0 OUT=vty ;;
 	# malta's CPUs here have no multi-threading ASE: one CPU.
@@ -62,6 +60,10 @@ qemu_recipe()
 		  IMAGE=vmlinux CONSOLE=ttyS0 OUT=serial NCPUS=1 ;;
 	mips)     QEMU=(qemu-system-mips -M malta -m 512)
 		  IMAGE=vmlinux CONSOLE=ttyS0 NCPUS=1 ;;
+	# r2d's 64 MiB at 0x0c000000 (sh4.config); the kernel's console is
+	# the SCIF, QEMU's second serial port.
+	sh4)      QEMU=(qemu-system-sh4 -M r2d -serial null -serial mon:stdio)
+		  IMAGE=arch/sh/boot/zImage CONSOLE=ttySC1 NCPUS=1 ;;
 	powerpc)  QEMU=(qemu-system-ppc -M ppce500 -m 512 -smp 2)
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
 	*) return 1 ;;
@@ -73,7 +75,7 @@ qemu_recipe()
 # shell suite (tools/testing/selftests/kprobes/run_tests.sh) once the
 # KUnit suites are done (riscv64's busybox-static is trixie's:
 # harness/userland.sh).  mips is big-endian, which Debian 12 no longer
-# builds; s390x does not boot here.
+# builds.
 suite_darch()
 {
 	case "$1" in
@@ -81,6 +83,7 @@ suite_darch()
 	mips64el) echo mips64el ;;
 	ppc64le)  echo ppc64el ;;
 	riscv64)  echo riscv64 ;;
+	s390x)    echo s390x ;;
 	*) return 1 ;;
 	esac
 }
@@ -92,9 +95,27 @@ qemu_out()
 	case "$OUT" in
 	virtio) OUTARGS=(-chardev "file,id=ktout,path=$1" -device virtio-serial-device
 			 -device virtconsole,chardev=ktout) OUTNAME=hvc0 ;;
+	ccw)    OUTARGS=(-chardev "file,id=ktout,path=$1" -device virtio-serial-ccw
+			 -device virtconsole,chardev=ktout) OUTNAME=hvc0 ;;
 	serial) OUTARGS=(-serial mon:stdio -serial "file:$1") OUTNAME=ttyS1 ;;
 	vty)    OUTARGS=(-chardev "file,id=ktout,path=$1" -device spapr-vty,chardev=ktout)
 		OUTNAME=hvc1 ;;
+	esac
+}
+
+# KUnit cases that fail under Debian 12's QEMU on both trees, for a
+# reason outside kprobes (SUITE:CASE, one per line).  A boot may fail
+# these and no others; each one it fails is counted as declared.
+kunit_known_fail()
+{
+	case "$1" in
+	# QEMU 7.2's TCG computes LARL's target with a 32-bit sum.  The
+	# nested case's kretprobe steps its target's first instruction, a
+	# LARL of a .bss variable, in a slot at the start of the module
+	# area, 2 GiB and a little below it: the copy loads an address
+	# 4 GiB too low (seen with -d in_asm: QEMU's own disassembly of the
+	# slot names the right target) and the target faults on it.
+	s390x) echo kprobes_test:test_stacktrace_on_nested_kretprobe ;;
 	esac
 }
 
@@ -112,7 +133,7 @@ BOOT_SUITES="kprobes_test:- kretprobe_pool:5 kprobes_entry:-"
 boot()
 {
 	local arch=$1 obj=$2 log=$3 initrd=${4:-} outlog=${5:-} limit pass=0 need=0
-	local suite n got append expect judged=
+	local suite n got bad c append expect judged= declared=0
 	qemu_recipe "$arch" || { echo "-"; return 0; }
 	command -v "${QEMU[0]}" >/dev/null || { echo "noqemu"; return 1; }
 	append="console=$CONSOLE panic=-1 ktest.pace=$PACE"
@@ -194,11 +215,22 @@ boot()
 		fi
 		need=$((need + n))
 		# KUnit's per-suite line: "# <suite>: pass:P fail:F skip:S total:T"
-		got=$(sed -n "s/.*# $suite: pass:\([0-9]*\) fail:0 skip:0 total:$n.*/\1/p" "$log" | tail -1)
-		pass=$((pass + ${got:-0}))
+		got=$(sed -n "s/.*# $suite: pass:\([0-9]*\) fail:\([0-9]*\) skip:0 total:$n.*/\1 \2/p" "$log" | tail -1)
+		[ -n "$got" ] || continue
+		set -- $got
+		got=$1 bad=$2
+		# Failures count only where each is a declared one.
+		for c in $(kunit_known_fail "$arch" | sed -n "s/^$suite://p"); do
+			grep -q "not ok [0-9]* $c\b" "$log" && bad=$((bad - 1))
+		done
+		if [ "$bad" -eq 0 ]; then
+			pass=$((pass + got))
+			declared=$((declared + n - got))
+		fi
 	done
+	[ "$declared" -eq 0 ] || judged=" +$declared declared$judged"
 	echo "$pass/$need$judged"
-	[ "$pass" -eq "$need" ] && [[ "$judged" != *FAILED* ]]
+	[ $((pass + declared)) -eq "$need" ] && [[ "$judged" != *FAILED* ]]
 }
 
 # suite_stage ARCH OBJ KARCH CROSS DARCH INITRD: the shell suite built

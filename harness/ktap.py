@@ -277,7 +277,9 @@ def read_expect(path):
     LABELS is a comma-separated list of boot labels (globs), each with an
     optional "@ARCH" (a glob too) that limits it to the boots of that
     architecture (--arch: x86_64, arm64); NAME may be a glob too.  "include FILE" reads FILE's rows too (a path relative
-    to this file's directory).  '#' starts a comment.
+    to this file's directory).  '#' starts a comment.  The stream "splat"
+    names a kernel splat in a fail or may-fail row: NAME is a glob that
+    one of its lines matches, and that splat does not fail the boot.
     """
     rows = []
     with open(path) as f:
@@ -411,11 +413,30 @@ def judge(label, console, output, status, timeout, splats_only, expect,
     problems = []       # (title, lines) of failures that are not test cases
     tag = '' if label in (None, 'test', 'run') else label + ': '
 
+    # A splat the expectation file says this boot shows ("splat:GLOB", a
+    # glob over its lines), for its reason: counted apart, like an XFAIL.
+    known_splats = [r for r in (expect or []) if r[2] == 'splat' and
+                    r[1] in ('fail', 'may-fail') and
+                    applies(r[0], label or 'test', arch)]
+    shown_splats = set()
     for start, end in find_splats(console):
+        row = next((r for r in known_splats
+                    if any(fnmatch.fnmatchcase(l.strip(), r[3])
+                           for l in console[start:end])), None)
+        if row:
+            shown_splats.add(id(row))
+            print('XFAIL: %skernel splat: %s (expected here: %s)'
+                  % (tag, console[start].strip(), row[4]))
+            continue
         shown = console[start:min(end, start + SPLAT_SHOWN)]
         while shown and not shown[-1].strip():
             shown.pop()
         problems.append((tag + 'kernel splat: ' + console[start].strip(), shown))
+    for row in known_splats:
+        if row[1] == 'fail' and id(row) not in shown_splats:
+            problems.append((tag + 'no kernel splat matches "%s", but the '
+                             'expectation file says one shows here: %s'
+                             % (row[3], row[4]), []))
     tail = [l for l in console if l.strip()][-10:]
     ended = any(l.strip() == END_MARKER for l in output)
     stop = None         # why the boot stopped before its end

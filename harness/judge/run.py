@@ -57,6 +57,18 @@ ABSENT.write('include %s\ntest | absent | kunit:kprobes_compat* | not in this tr
 ABSENT.close()
 
 
+# One that says a kernel splat through kpt_oops_here shows here (as
+# harness/expected-arches says of an emulator's fault).
+SPLAT = tempfile.NamedTemporaryFile('w', suffix='-expected', delete=False)
+SPLAT.write('include %s\ntest | fail | splat:*kpt_oops_here+* | a listed splat\n'
+            % os.path.abspath(EXPECT))
+SPLAT.close()
+
+OOPS = ['Oops: 0004 ilc:1 [#1] SMP', 'Call Trace:',
+        ' [<000003ff60000030>] kpt_oops_here+0x30/0x40',
+        '---[ end trace 0000000000000000 ]---']
+
+
 def ktap(boots, extra=(), status=None):
     """Run ktap.py on {label: (console, output)}; (exit status, output).
     An extra argument "expect=FILE" replaces the expectation file."""
@@ -295,6 +307,17 @@ CHECKS = [
     ('a suite this tree has not, absent: its needs are dropped',
      mutate('test', 'log', module_gone('kprobes_compat')),
      ('expect=' + ABSENT.name,), None, 0, r'^\d+ passed, 0 failed'),
+    ('a splat the expectation file lists',
+     mutate('test', 'log', insert_after(r'Run /init', OOPS)),
+     ('expect=' + SPLAT.name,), None, 0, r'^XFAIL: kernel splat: Oops: 0004'),
+    ('a listed splat that did not show',
+     BOOTS, ('expect=' + SPLAT.name,), None, 1,
+     r'no kernel splat matches "\*kpt_oops_here\+\*"'),
+    ('a splat the expectation file lists for another function',
+     mutate('test', 'log', insert_after(r'Run /init',
+                                        [l.replace('kpt_oops_here', 'kpt_other')
+                                         for l in OOPS])),
+     ('expect=' + SPLAT.name,), None, 1, r'FAIL: kernel splat: Oops: 0004'),
     ('make run, as recorded', {'run': RUN}, (), None, 0, r'^\d+ passed, 0 failed'),
     # arm64's upstream boot: its own rows (x86-only skips, no jump
     # optimization, no kprobes on ftrace), the others' needs.
@@ -352,6 +375,7 @@ def main():
                 print('    | ' + l)
     os.unlink(XFAIL.name)
     os.unlink(ABSENT.name)
+    os.unlink(SPLAT.name)
     print('test-judge: %d checks, %d wrong' % (len(CHECKS), bad))
     return 1 if bad else 0
 

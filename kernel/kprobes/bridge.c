@@ -46,6 +46,7 @@
 #include <linux/memory.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
+#include <linux/set_memory.h>
 
 #include "internal.h"
 
@@ -228,11 +229,15 @@ bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 }
 
 /*
- * Slot pages stay as execmem_alloc() made them: the backends write their
- * slots themselves, several with plain stores.
+ * Slot pages stay as execmem_alloc() made them where the backend writes
+ * its slots with plain stores.  s390's execmem pages are not executable;
+ * its backend writes a slot through s390_kernel_write() and wants the
+ * page read-only and executable, as its own alloc_insn_page() left it.
  */
 void arch_kprobe_slot_page_init(void *page)
 {
+	if (IS_ENABLED(CONFIG_S390))
+		set_memory_rox((unsigned long)page, 1);
 }
 
 #ifdef __ARCH_WANT_KPROBES_INSN_SLOT

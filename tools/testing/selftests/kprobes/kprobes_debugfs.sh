@@ -24,7 +24,7 @@ t_blacklist_file()
 	case $KP_ARCH in
 	aarch64)  bp=do_el1_brk64 ;;
 	arm*)     bp=kprobe_trap_handler ;;
-	mips*|ppc*) bp=kprobe_handler ;;
+	mips*|ppc*|s390*) bp=kprobe_handler ;;
 	riscv*)   bp=kprobe_breakpoint_handler ;;
 	*)        bp=kprobe_int3_handler ;;
 	esac

@@ -55,11 +55,12 @@ struct kpr_data {
  * A module can call is_kretprobe_trampoline() only where the kernel
  * exports it (the Makefile looks in Module.symvers).  Upstream does not:
  * its version (rethook) is an inline on a symbol it does not export.
- * Without it, the trampoline checks rely on the return address the target
- * saw while probed, which is the trampoline; on our kernel the missing
- * export is reported as a failure of kpr_stacktrace.
+ * Ours does, on the bridge's rethook trampoline too.  Without it, the
+ * trampoline checks rely on the return address the target saw while
+ * probed, which is the trampoline; on our kernel the missing export is
+ * reported as a failure of kpr_stacktrace.
  */
-#if defined(KPR_IS_TRAMPOLINE_EXPORTED) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+#if defined(KPR_IS_TRAMPOLINE_EXPORTED)
 #define kpr_can_ask_trampoline	true
 static inline bool kpr_is_trampoline(unsigned long addr)
 {
@@ -89,8 +90,11 @@ static inline bool kpr_is_trampoline(unsigned long addr)
  *
  * kpr_bp_target: a function whose entry probe is a breakpoint, returning
  * kpt_opt_want(): kpt_opt_asm() on x86-64, where C functions start with
- * an ftrace call that carries entry probes; on arm64, where none does
- * (no kprobes on ftrace), the C function kpt_opt_c().
+ * an ftrace call that carries entry probes, and kpt_opt_c_untraced() on
+ * s390 for the same reason; elsewhere the C function kpt_opt_c(), whose
+ * entry probe no ftrace call carries (arm64 and most of the bridged
+ * architectures have no kprobes on ftrace; on ppc64 the call comes after
+ * the entry).
  */
 #if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 #define KPR_HAVE_KRET_ASM
@@ -101,6 +105,8 @@ static inline bool kpr_is_trampoline(unsigned long addr)
 
 #ifdef CONFIG_X86_64
 #define kpr_bp_target	kpt_opt_asm
+#elif defined(CONFIG_S390)
+#define kpr_bp_target	kpt_opt_c_untraced
 #else
 #define kpr_bp_target	kpt_opt_c
 #endif
@@ -109,11 +115,15 @@ static inline bool kpr_is_trampoline(unsigned long addr)
  * kpr_arg0(): the first argument of the probed function, in an entry
  * handler.  regs_get_kernel_argument() where the architecture has it
  * (HAVE_FUNCTION_ARG_ACCESS_API); arm's and mips' first argument
- * registers (r0; a0, which is $4) where it does not.
+ * registers (r0; a0, which is $4) where it does not.  s390 has the API,
+ * but its inline calls regs_get_register(), which modules cannot link
+ * against: r2 there.
  */
 static inline unsigned long kpr_arg0(struct pt_regs *regs)
 {
-#if defined(CONFIG_HAVE_FUNCTION_ARG_ACCESS_API)
+#if defined(CONFIG_S390)
+	return regs->gprs[2];
+#elif defined(CONFIG_HAVE_FUNCTION_ARG_ACCESS_API)
 	return regs_get_kernel_argument(regs, 0);
 #elif defined(CONFIG_ARM)
 	return regs->ARM_r0;

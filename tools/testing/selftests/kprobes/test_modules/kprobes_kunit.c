@@ -80,6 +80,10 @@ static const char * const kpk_bp_code[] = {
 static const char * const kpk_bp_code[] = {
 	"kprobe_breakpoint_handler", "kprobe_single_step_handler",
 };
+#elif defined(CONFIG_S390)
+static const char * const kpk_bp_code[] = {
+	"kprobe_handler", "post_kprobe_handler",
+};
 #endif
 
 /* A probe with the counters its handlers keep. */
@@ -1691,7 +1695,7 @@ static void kpk_bl_entry_text(struct kunit *test)
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
 #if defined(KPT_ASM_TARGETS) || defined(CONFIG_ARM) || defined(CONFIG_MIPS) || \
-	defined(CONFIG_PPC) || defined(CONFIG_RISCV)
+	defined(CONFIG_PPC) || defined(CONFIG_RISCV) || defined(CONFIG_S390)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)

@@ -411,6 +411,7 @@ static inline u64 kpt_opt_want(u64 a, u64 b, u64 c)
 
 u64 kpt_opt_asm(u64 a, u64 b, u64 c);
 u64 kpt_opt_c(u64 a, u64 b, u64 c);
+u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c);	/* s390 only */
 u64 kpt_opt_call(u64 a, u64 b, u64 c);
 u64 kpt_opt_call_c(u64 a, u64 b, u64 c);
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size);

@@ -423,6 +423,20 @@ __used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
 }
 EXPORT_SYMBOL_GPL(kpt_opt_c);
 
+#ifdef CONFIG_S390
+/*
+ * kpt_opt_c() again, untraced: s390 starts every traced function with
+ * ftrace's call site, where an entry probe goes through ftrace, and the
+ * return-probe cases want a breakpoint at a function's entry too.
+ */
+__used noinline notrace u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c)
+{
+	asm volatile("");
+	return kpt_opt_want(a, b, c);
+}
+EXPORT_SYMBOL_GPL(kpt_opt_c_untraced);
+#endif
+
 #if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
