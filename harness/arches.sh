@@ -60,10 +60,10 @@ qemu_recipe()
 		  IMAGE=vmlinux CONSOLE=ttyS0 OUT=serial NCPUS=1 ;;
 	mips)     QEMU=(qemu-system-mips -M malta -m 512)
 		  IMAGE=vmlinux CONSOLE=ttyS0 NCPUS=1 ;;
-	# r2d's 64 MiB at 0x0c000000 (sh4.config); the kernel's console is
-	# the SCIF, QEMU's second serial port.
-	sh4)      QEMU=(qemu-system-sh4 -M r2d -serial null -serial mon:stdio)
-		  IMAGE=arch/sh/boot/zImage CONSOLE=ttySC1 NCPUS=1 ;;
+	# No recipe for sh4 yet: under r2d (its 64 MiB at 0x0c000000,
+	# sh4.config; console on the SCIF, QEMU's second serial port:
+	# -serial null -serial mon:stdio, console=ttySC1) the boot wrapper
+	# stops in its gunzip's header check, before the kernel runs.
 	powerpc)  QEMU=(qemu-system-ppc -M ppce500 -m 512 -smp 2)
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
 	*) return 1 ;;
@@ -378,5 +378,6 @@ column -t "$RESULT"
 return $failed
 }
 
-main "$@"
-exit
+# On one line: parsed with it before main() runs, whatever an edit of the
+# file during the run moves.
+main "$@"; exit
