@@ -227,7 +227,7 @@ ft_skip_reason()
 	case $KP_ARCH:$1 in
 	s390*:kprobe_insn_boundary)
 		grep -q '^Manufacturer: *QEMU' /proc/sysinfo 2>/dev/null &&
-			echo "s390 under QEMU: TCG reads relative-long operands 4 GiB off from a distant slot"
+			echo "s390 under QEMU: TCG reads relative-long operands 4 GiB off"
 		return
 		;;
 	esac
