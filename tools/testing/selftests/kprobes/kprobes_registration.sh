@@ -158,7 +158,9 @@ sample_kprobe()
 	sample_run kprobe_example || return
 	if upstream; then
 		# What upstream's handlers print of the registers, per
-		# architecture: the program counter and the status word.
+		# architecture: the program counter and the status word
+		# (s390's line has "p->addr, 0x..." where the others have
+		# "p->addr = 0x...").
 		case $KP_ARCH in
 		aarch64) ip=pc flags=pstate ;;
 		arm*)    ip=pc flags=cpsr ;;
@@ -167,8 +169,8 @@ sample_kprobe()
 		riscv*)  ip=pc flags=status ;;
 		*)       ip=ip flags=flags ;;
 		esac
-		pre=$(echo "$log" | grep -c "<kernel_clone> p->addr = .*, $ip = ")
-		post=$(echo "$log" | grep -c "<kernel_clone> p->addr = 0x.*, $flags = ")
+		pre=$(echo "$log" | grep -c -E "<kernel_clone> p->addr( =|,) .*, $ip = ")
+		post=$(echo "$log" | grep -c -E "<kernel_clone> p->addr( =|,) 0x.*, $flags = ")
 		echo "$log" | grep -q 'Planted kprobe at' ||
 			fail "no 'Planted kprobe' line" || return
 		echo "$log" | grep -q 'kprobe at .* unregistered' ||
