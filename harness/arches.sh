@@ -16,7 +16,9 @@ shift
 # kprobes-on build must have (upstream's must have KPROBES and KRETPROBES
 # everywhere).  i386 has no kprobes until the x86 backend covers it; the
 # bridged architectures whose return trampoline is rethook's have their
-# return probes through it (KRETPROBE_ON_RETHOOK).
+# return probes through it (KRETPROBE_ON_RETHOOK).  ppc64 (big-endian,
+# ELF ABI v1) and parisc64 have function descriptors: a C function
+# pointer is the address of a descriptor, not of the function's text.
 ARCH_TABLE="
 i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
 arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,KPROBES_BRIDGE
@@ -24,10 +26,12 @@ mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,K
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
 powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
+ppc64     powerpc powerpc64-linux-gnu-     gcc-powerpc64-linux-gnu     KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE,HAVE_FUNCTION_DESCRIPTORS
 s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE
 hppa      parisc  hppa-linux-gnu-          gcc-hppa-linux-gnu          KPROBES,KRETPROBES,KPROBES_ON_FTRACE,KPROBES_BRIDGE
+parisc64  parisc  hppa64-linux-gnu-        gcc-hppa64-linux-gnu        KPROBES,KRETPROBES,KPROBES_ON_FTRACE,KPROBES_BRIDGE,HAVE_FUNCTION_DESCRIPTORS
 sh4       sh      sh4-linux-gnu-           gcc-sh4-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
 arc       arc     arc-linux-gnu-           gcc-arc-linux-gnu           KPROBES,KRETPROBES,KPROBES_BRIDGE
 "
@@ -55,6 +59,8 @@ qemu_recipe()
 		  IMAGE=arch/s390/boot/bzImage CONSOLE=ttysclp0 OUT=ccw ;;
 	ppc64le)  QEMU=(qemu-system-ppc64 -M pseries -cpu power9 -m 1024 -smp 2)
 		  IMAGE=vmlinux CONSOLE=hvc0 OUT=vty ;;
+	ppc64)    QEMU=(qemu-system-ppc64 -M pseries -cpu power9 -m 1024 -smp 2)
+		  IMAGE=vmlinux CONSOLE=hvc0 ;;
 	# malta's CPUs here have no multi-threading ASE: one CPU.
 	mips64el) QEMU=(qemu-system-mips64el -M malta -cpu MIPS64R2-generic -m 512)
 		  IMAGE=vmlinux CONSOLE=ttyS0 OUT=serial NCPUS=1 ;;
@@ -120,7 +126,7 @@ kunit_known_fail()
 # What a boot must show: each KUnit suite and its number of cases.
 # kprobes_test is lib/test_kprobes.c (KPROBES_SANITY_TEST); kretprobe_pool
 # is ours, and runs wherever there are return probes; kprobes_entry is
-# ours (three cases, five with return probes).
+# ours (four cases, six with return probes).
 BOOT_SUITES="kprobes_test:- kretprobe_pool:5 kprobes_entry:-"
 
 # boot ARCH OBJ LOG [INITRD OUTLOG]: boot and judge; prints "N/M" (KUnit
@@ -203,8 +209,8 @@ boot()
 		fi
 		if [ "$suite" = kprobes_entry ]; then
 			[ "$TREE" = ours ] || continue
-			n=3
-			grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" && n=5
+			n=4
+			grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" && n=6
 		fi
 		# Ours has it wherever it has return probes; upstream never.
 		if [ "$suite" = kretprobe_pool ]; then
@@ -257,7 +263,7 @@ OURS_WARN='(kernel/kprobes/|include/linux/kprobes[a-z_]*\.h|samples/kprobes/)[^ 
 
 # The options a kprobes-on build reports (what the architecture offers).
 REPORT=(KPROBES KRETPROBES KRETPROBE_ON_RETHOOK OPTPROBES KPROBES_ON_FTRACE
-	KPROBE_EVENTS KPROBES_SANITY_TEST KPROBES_BRIDGE)
+	KPROBE_EVENTS KPROBES_SANITY_TEST KPROBES_BRIDGE HAVE_FUNCTION_DESCRIPTORS)
 
 # All of it in one function, read whole before it runs: the script may
 # be edited while a long run is under way.

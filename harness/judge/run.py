@@ -235,6 +235,10 @@ CHECKS = [
      mutate('test', 'log', block_without(r'# Subtest: kprobes_kretprobe',
                                         r'^ok \d+ kprobes_kretprobe')),
      (), None, 1, r'kunit: kprobes_kretprobe did not run'),
+    ('a built-in KUnit suite of ours missing (kprobes_entry)',
+     mutate('test', 'log', block_without(r'# Subtest: kprobes_entry',
+                                        r'^ok \d+ kprobes_entry')),
+     (), None, 1, r'kprobes_entry\.kpe_entry did not run'),
     ('a case of ours removed from the suite (plan and all)',
      mutate('test', 'out', lambda ls: [re.sub(r'^# cases:(.*) samples', r'# cases:\1', l)
                                       for l in drop(r'^ok \d+ samples$')(ls)]),

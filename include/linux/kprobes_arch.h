@@ -216,6 +216,11 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offse
  * then may come back to the trampoline without reaching the core: their
  * instances go back to the pool when the task next returns through a
  * kretprobe or is freed.
+ *
+ * Where C function pointers are descriptors (HAVE_FUNCTION_DESCRIPTORS:
+ * ppc64 ELF ABI v1, parisc64), the core compares return addresses with
+ * the text the trampoline's descriptor points to, read once at boot; a
+ * trampoline written in assembly without a descriptor is taken as it is.
  */
 void arch_kretprobe_trampoline(void);
 

@@ -123,6 +123,16 @@ bool within_kprobe_blacklist(unsigned long addr)
 	return hit;
 }
 
+/*
+ * NOKPROBE_SYMBOL() records a function's C address: where that is a
+ * descriptor's (ppc64 ELF ABI v1, parisc64), the function's text is where
+ * the descriptor points, in the kernel or in the module that holds it.
+ */
+static unsigned long kprobe_marked_text(unsigned long marked)
+{
+	return (unsigned long)dereference_symbol_descriptor((void *)marked);
+}
+
 void __init kprobe_blacklist_init(void)
 {
 	unsigned long *entry;
@@ -131,7 +141,7 @@ void __init kprobe_blacklist_init(void)
 
 	for (entry = __start_kprobe_blacklist; entry < __stop_kprobe_blacklist;
 	     entry++) {
-		ret = kprobe_add_ksym_blacklist(*entry);
+		ret = kprobe_add_ksym_blacklist(kprobe_marked_text(*entry));
 		if (ret < 0 && ret != -EINVAL)
 			pr_err("cannot build the blacklist: %d\n", ret);
 	}
@@ -151,7 +161,7 @@ void kprobe_blacklist_add_module(struct module *mod)
 	unsigned long start, i;
 
 	for (i = 0; i < mod->num_kprobe_blacklist; i++)
-		kprobe_add_ksym_blacklist(mod->kprobe_blacklist[i]);
+		kprobe_add_ksym_blacklist(kprobe_marked_text(mod->kprobe_blacklist[i]));
 	start = (unsigned long)mod->kprobes_text_start;
 	if (start)
 		kprobe_add_area_blacklist(start, start + mod->kprobes_text_size);

@@ -365,6 +365,15 @@ static const struct {
 	{ NULL }
 };
 
+/*
+ * The text of symbol @name: with function descriptors (ppc64 ELF ABI v1)
+ * kallsyms names the descriptor too, and gives its address.
+ */
+static unsigned long __init kpb_symbol_text(const char *name)
+{
+	return (unsigned long)dereference_symbol_descriptor((void *)kallsyms_lookup_name(name));
+}
+
 static void __init kpb_blacklist_trap_path(void)
 {
 	unsigned long from, to, size, offset;
@@ -372,9 +381,9 @@ static void __init kpb_blacklist_trap_path(void)
 
 	mutex_lock(&kprobe_mutex);
 	for (i = 0; kpb_trap_path[i].from; i++) {
-		from = kallsyms_lookup_name(kpb_trap_path[i].from);
+		from = kpb_symbol_text(kpb_trap_path[i].from);
 		to = kpb_trap_path[i].to ?
-		     kallsyms_lookup_name(kpb_trap_path[i].to) : from;
+		     kpb_symbol_text(kpb_trap_path[i].to) : from;
 		/* Not there: inlined, or not built in this configuration. */
 		if (!from || !to)
 			continue;

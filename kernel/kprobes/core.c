@@ -823,6 +823,7 @@ static int __init kprobes_init(void)
 	kprobe_blacklist_init();
 	mutex_unlock(&kprobe_mutex);
 	kprobe_ool_sync_init();
+	kretprobe_init();
 
 #ifdef CONFIG_MODULES
 	ret = register_module_notifier(&kprobes_module_nb);

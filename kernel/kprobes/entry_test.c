@@ -14,6 +14,7 @@
 #include <linux/kprobes.h>
 #include <linux/kstrtox.h>
 #include <linux/sched.h>
+#include <asm/sections.h>
 
 #define KPE_CALLS	5
 
@@ -22,16 +23,28 @@ static noinline u32 kpe_inner(u32 v)
 	return v * 3 + 1;
 }
 
+/* Where kpe_target() will return to, as the function itself sees it. */
+static unsigned long kpe_seen_ret;
+
 /* Called through kpe_fn: its symbol must not become a clone's. */
 static noinline u32 kpe_target(u32 v)
 {
 	u32 r = kpe_inner(v);
 
+	WRITE_ONCE(kpe_seen_ret, (unsigned long)__builtin_return_address(0));
 	barrier();
 	return r ^ 0x5a;
 }
 
 static u32 (*kpe_fn)(u32) = kpe_target;
+
+/* On the blacklist: no probe may go on it. */
+static noinline u32 kpe_forbidden(u32 v)
+{
+	return kpe_inner(v) ^ 0xa5;
+}
+
+NOKPROBE_SYMBOL(kpe_forbidden);
 
 /* What kpe_target(@v) returns, worked out without calling it. */
 static u32 kpe_expected(u32 v)
@@ -192,6 +205,12 @@ static const struct {
 	{ "hex_to_bin",	hex_to_bin,	kpe_hex_to_bin,	12 },
 };
 
+/* Where kpe_libfns[@i]'s text starts (not its descriptor, where it has one). */
+static unsigned long kpe_libfn_text(unsigned int i)
+{
+	return (unsigned long)dereference_kernel_function_descriptor(kpe_libfns[i].fn);
+}
+
 static struct task_struct *kpe_task;
 
 /* Counts only the test's own calls: others may run the function too. */
@@ -209,15 +228,14 @@ static void kpe_least_aligned(struct kunit *test)
 	unsigned int i, best = 0;
 
 	for (i = 1; i < ARRAY_SIZE(kpe_libfns); i++) {
-		if (__ffs((unsigned long)kpe_libfns[i].fn) <
-		    __ffs((unsigned long)kpe_libfns[best].fn))
+		if (__ffs(kpe_libfn_text(i)) < __ffs(kpe_libfn_text(best)))
 			best = i;
 	}
 	kp.symbol_name = kpe_libfns[best].name;
 	kpe_task = current;
 	KUNIT_ASSERT_EQ_MSG(test, register_kprobe(&kp), 0,
 			    "a probe on %s (address %% 16: %lu)", kp.symbol_name,
-			    (unsigned long)kpe_libfns[best].fn % 16);
+			    kpe_libfn_text(best) % 16);
 	kunit_info(test, "probe at %pS (address %% 16: %lu)\n", kp.addr,
 		   (unsigned long)kp.addr % 16);
 	KUNIT_EXPECT_EQ(test, kpe_libfns[best].call(), kpe_libfns[best].want);
@@ -225,8 +243,31 @@ static void kpe_least_aligned(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpe_pre_count(), 1);
 }
 
+/*
+ * A function marked NOKPROBE_SYMBOL() is refused, wherever the marking
+ * records it: the kernel's list when this test is built in, the module's
+ * otherwise.  Where C function pointers are descriptors (ppc64 ELF ABI
+ * v1, parisc64), the marking records the descriptor.
+ */
+static void kpe_nokprobe(struct kunit *test)
+{
+	struct kprobe kp = {
+		.symbol_name	= "kpe_forbidden",
+		.pre_handler	= kpe_pre,
+	};
+	int ret = register_kprobe(&kp);
+
+	if (!ret)
+		unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -EINVAL, "a probe went on %pS", kp.addr);
+}
+
 #ifdef CONFIG_KRETPROBES
-/* A return probe sees each return and the value the caller gets. */
+/*
+ * A return probe sees each return and the value the caller gets, and the
+ * target, while it is probed, returns to what is_kretprobe_trampoline()
+ * (the unwinders' test) recognises.
+ */
 static void kpe_return(struct kunit *test)
 {
 	struct kretprobe rp = {
@@ -234,9 +275,14 @@ static void kpe_return(struct kunit *test)
 		.handler	= kpe_ret,
 	};
 
+	KUNIT_EXPECT_TRUE(test, kpe_call(45));
+	KUNIT_EXPECT_FALSE(test, is_kretprobe_trampoline(READ_ONCE(kpe_seen_ret)));
 	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
 	kunit_info(test, "entry at %pS\n", rp.kp.addr);
 	KUNIT_EXPECT_TRUE(test, kpe_call(50));
+	KUNIT_EXPECT_TRUE_MSG(test, is_kretprobe_trampoline(READ_ONCE(kpe_seen_ret)),
+			      "kpe_target() returns to %pS",
+			      (void *)READ_ONCE(kpe_seen_ret));
 	unregister_kretprobe(&rp);
 	KUNIT_EXPECT_EQ(test, kpe_ret_count(), KPE_CALLS);
 	KUNIT_EXPECT_EQ(test, kpe_ret_value(),
@@ -272,6 +318,7 @@ static struct kunit_case kpe_cases[] = {
 	KUNIT_CASE(kpe_entry),
 	KUNIT_CASE(kpe_disable),
 	KUNIT_CASE(kpe_least_aligned),
+	KUNIT_CASE(kpe_nokprobe),
 #ifdef CONFIG_KRETPROBES
 	KUNIT_CASE(kpe_return),
 	KUNIT_CASE(kpe_entry_and_return),

@@ -175,9 +175,11 @@ static inline void kprobe_opt_forget(struct kprobe_site *s) { }
 
 /* ---- kretprobe.c: return probes (CONFIG_KRETPROBES) ---------------- */
 #ifdef CONFIG_KRETPROBES
+void kretprobe_init(void);
 void kretprobe_detach(struct kprobe *p);
 void kretprobe_release(struct kprobe *p);
 #else
+static inline void kretprobe_init(void) { }
 static inline void kretprobe_detach(struct kprobe *p) { }
 static inline void kretprobe_release(struct kprobe *p) { }
 #endif

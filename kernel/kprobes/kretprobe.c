@@ -18,9 +18,32 @@
 #include <linux/kallsyms.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <asm/sections.h>
 
 #include "internal.h"
 #include "kretprobe_pool.h"
+
+/*
+ * The trampoline's text address, which return addresses are compared
+ * with.  Where a C function pointer is the address of a descriptor
+ * (ppc64 ELF ABI v1, parisc64), the text address is read from the
+ * descriptor once, by kretprobe_init(): the return path and the unwinders
+ * make the comparison, and must not call out to make it.
+ */
+static unsigned long kretprobe_tramp_text __ro_after_init;
+
+static nokprobe_inline unsigned long kretprobe_trampoline_text(void)
+{
+	if (!IS_ENABLED(CONFIG_HAVE_FUNCTION_DESCRIPTORS))
+		return (unsigned long)arch_kretprobe_trampoline;
+	return kretprobe_tramp_text;
+}
+
+void __init kretprobe_init(void)
+{
+	kretprobe_tramp_text = (unsigned long)
+		dereference_kernel_function_descriptor(arch_kretprobe_trampoline);
+}
 
 /* Unregistering, before the grace period: no return handler after it. */
 void kretprobe_detach(struct kprobe *p)
@@ -187,7 +210,7 @@ static noinline unsigned long kretprobe_return_slow(struct pt_regs *regs,
 			break;
 		rest = rest->next;
 		ret = (unsigned long)ri->ret_addr;
-		if (ret != (unsigned long)arch_kretprobe_trampoline)
+		if (ret != kretprobe_trampoline_text())
 			break;
 		ret = 0;
 	}
@@ -260,7 +283,7 @@ unsigned long notrace kretprobe_trampoline_handler(struct pt_regs *regs, void *f
 	ri = kretprobe_instance_of(node);
 	ret = (unsigned long)ri->ret_addr;
 	if (unlikely(ri->fp != fp ||
-		     ret == (unsigned long)arch_kretprobe_trampoline ||
+		     ret == kretprobe_trampoline_text() ||
 		     kprobe_running()))
 		goto slow;
 
@@ -295,7 +318,7 @@ NOKPROBE_SYMBOL(kretprobe_trampoline_handler);
  */
 bool is_kretprobe_trampoline(unsigned long addr)
 {
-	return addr == (unsigned long)arch_kretprobe_trampoline;
+	return addr == kretprobe_trampoline_text();
 }
 EXPORT_SYMBOL_GPL(is_kretprobe_trampoline);
 NOKPROBE_SYMBOL(is_kretprobe_trampoline);
