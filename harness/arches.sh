@@ -163,6 +163,8 @@ boot()
 	# and mark_rodata_ro()) kept both CPUs in multi_cpu_stop() for
 	# minutes, RCU reporting stalls, and user space never started.  The
 	# suite's cases that patch code under a running CPU then skip.
+	# (Created here: the loop below reads it before QEMU may have.)
+	: > "$log"
 	timeout -k 10 "$limit" "${QEMU[@]}" -nographic -no-reboot \
 		-kernel "$obj/$IMAGE" "${OUTARGS[@]}" -append "$append" \
 		< /dev/null > "$log" 2>&1 &

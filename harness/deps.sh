@@ -28,8 +28,9 @@ esac
 [ "${1:-}" = clients ] && pkgs+=(dwarves mmdebstrap e2fsprogs util-linux)
 [ "${1:-}" = arches ] && pkgs+=(gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
 	gcc-mips-linux-gnu gcc-mips64el-linux-gnuabi64 gcc-powerpc-linux-gnu
-	gcc-powerpc64le-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu
-	gcc-sparc64-linux-gnu gcc-hppa-linux-gnu gcc-sh4-linux-gnu gcc-arc-linux-gnu
+	gcc-powerpc64le-linux-gnu gcc-powerpc64-linux-gnu gcc-s390x-linux-gnu
+	gcc-riscv64-linux-gnu gcc-sparc64-linux-gnu gcc-hppa-linux-gnu
+	gcc-hppa64-linux-gnu gcc-sh4-linux-gnu gcc-arc-linux-gnu
 	qemu-system-arm qemu-system-mips qemu-system-ppc qemu-system-misc
 	qemu-system-sparc)
 
