@@ -32,7 +32,12 @@ esac
 	gcc-riscv64-linux-gnu gcc-sparc64-linux-gnu gcc-hppa-linux-gnu
 	gcc-hppa64-linux-gnu gcc-sh4-linux-gnu gcc-arc-linux-gnu
 	qemu-system-arm qemu-system-mips qemu-system-ppc qemu-system-misc
-	qemu-system-sparc)
+	qemu-system-sparc
+	# The static C libraries of the suite's helper programs, where the
+	# suite boots (arches.sh, suite_darch): only recommended by the
+	# compilers, and installed without recommendations here.
+	libc6-dev-armhf-cross libc6-dev-mips64el-cross libc6-dev-ppc64el-cross
+	libc6-dev-s390x-cross libc6-dev-riscv64-cross debian-archive-keyring)
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "ktest: not a Debian system, not installing anything" >&2
