@@ -21,12 +21,12 @@ shift
 # pointer is the address of a descriptor, not of the function's text.
 ARCH_TABLE="
 i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
-arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,KPROBES_BRIDGE
+arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,OPTPROBES,KPROBES_BRIDGE
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
-powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
-ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
-ppc64     powerpc powerpc64-linux-gnu-     gcc-powerpc64-linux-gnu     KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE,HAVE_FUNCTION_DESCRIPTORS
+powerpc   powerpc powerpc-linux-gnu-       gcc-powerpc-linux-gnu       KPROBES,KRETPROBES,OPTPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
+ppc64le   powerpc powerpc64le-linux-gnu-   gcc-powerpc64le-linux-gnu   KPROBES,KRETPROBES,OPTPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
+ppc64     powerpc powerpc64-linux-gnu-     gcc-powerpc64-linux-gnu     KPROBES,KRETPROBES,OPTPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE,HAVE_FUNCTION_DESCRIPTORS
 s390x     s390    s390x-linux-gnu-         gcc-s390x-linux-gnu         KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_ON_FTRACE,KPROBES_BRIDGE
 riscv64   riscv   riscv64-linux-gnu-       gcc-riscv64-linux-gnu       KPROBES,KRETPROBES,KRETPROBE_ON_RETHOOK,KPROBES_BRIDGE
 sparc64   sparc   sparc64-linux-gnu-       gcc-sparc64-linux-gnu       KPROBES,KRETPROBES,KPROBES_BRIDGE

@@ -151,7 +151,7 @@ void arch_kprobe_poke_finish(void);
  * A backend whose arch_kprobe_poke() writes with
  * stop_machine_cpuslocked() defines KPROBE_POKE_CPUS_LOCKED to 1 (the
  * bridge does): the core then takes the CPU hotplug lock before
- * text_mutex around its pokes.
+ * text_mutex around its pokes, of breakpoints and of jumps.
  */
 #ifndef KPROBE_POKE_CPUS_LOCKED
 #define KPROBE_POKE_CPUS_LOCKED	0

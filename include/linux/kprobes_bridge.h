@@ -35,9 +35,33 @@ static nokprobe_inline struct kprobe_ctlblk *get_kprobe_ctlblk(void)
 	return this_cpu_ptr(&kprobe_ctlblk);
 }
 
-/* The site's proxy: what get_kprobe() returns for a probed address. */
+#ifdef CONFIG_OPTPROBES
+/*
+ * What a backend's jump optimization (arm, powerpc) works on: a probe,
+ * the list its batches are made of, and the backend's detour.  The
+ * bridge never allocates one apart: it is the site's proxy (below).
+ */
+struct optimized_kprobe {
+	struct kprobe			kp;
+	struct list_head		list;
+	struct arch_optimized_insn	optinsn;
+};
+#endif
+
+/*
+ * The site's proxy: what get_kprobe() returns for a probed address.  With
+ * jump optimization the proxy is op.kp, the start of the site's
+ * optimized_kprobe, so that the backend's detour finds it from either.
+ */
 struct arch_kprobe_site {
+#ifdef CONFIG_OPTPROBES
+	union {
+		struct kprobe		proxy;
+		struct optimized_kprobe	op;
+	};
+#else
 	struct kprobe		proxy;
+#endif
 };
 
 /* Provided by the bridge (kernel/kprobes/bridge.c), for the backend. */
@@ -91,6 +115,40 @@ static inline int arch_prepare_kprobe_ftrace(struct kprobe *p)
 {
 	return -EINVAL;
 }
+#endif
+
+#ifdef CONFIG_OPTPROBES
+/*
+ * Jump optimization (kernel/kprobes/bridge_opt.c): the backend's optprobe
+ * code, which jumps over one instruction (MAX_OPTIMIZED_LENGTH bytes) and
+ * knows the size of its detour only once linked.  Its detour pages come
+ * from alloc_optinsn_page(), which powerpc defines to keep them within a
+ * branch's reach of the kernel text.
+ */
+#define KPROBE_OPT_REGION_MAX		MAX_OPTIMIZED_LENGTH
+#define KPROBE_OPTINSN_SLOT_SIZE	(MAX_OPTINSN_SIZE * sizeof(kprobe_opcode_t))
+#define KPROBE_OPTINSN_PAGE_ALLOC	alloc_optinsn_page
+#define KPROBE_OPTINSN_PAGE_FREE	free_optinsn_page
+
+/* Provided by the bridge, for the backend's optprobe code. */
+void opt_pre_handler(struct kprobe *p, struct pt_regs *regs);
+kprobe_opcode_t *get_optinsn_slot(void);
+void free_optinsn_slot(kprobe_opcode_t *slot, int dirty);
+void *alloc_optinsn_page(void);
+void free_optinsn_page(void *page);
+
+/* Provided by the backend's optprobe code. */
+int arch_prepared_optinsn(struct arch_optimized_insn *optinsn);
+int arch_check_optimized_kprobe(struct optimized_kprobe *op);
+int arch_prepare_optimized_kprobe(struct optimized_kprobe *op,
+				  struct kprobe *orig);
+void arch_remove_optimized_kprobe(struct optimized_kprobe *op);
+void arch_optimize_kprobes(struct list_head *oplist);
+void arch_unoptimize_kprobe(struct optimized_kprobe *op);
+void arch_unoptimize_kprobes(struct list_head *oplist,
+			     struct list_head *done_list);
+int arch_within_optimized_kprobe(struct optimized_kprobe *op,
+				 kprobe_opcode_t *addr);
 #endif
 
 /* Functions a backend refuses return probes on (powerpc, s390, sparc). */

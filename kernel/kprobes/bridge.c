@@ -28,9 +28,10 @@
  * reads it again to finish the hit (its single-step completion, its fault
  * handler).
  *
- * What the bridge leaves off (Kconfig.kprobes): jump optimization, and
- * the breakpoint that makes a probe on an ftrace site live before ftrace
- * carries it (arming such a site waits for ftrace's update).  An
+ * Jump optimization, where the backend has it, is bridge_opt.c's.  What
+ * the bridge leaves off: the breakpoint that makes a probe on an ftrace
+ * site live before ftrace carries it (arming such a site waits for
+ * ftrace's update).  An
  * architecture leaves the bridge by selecting HAVE_KPROBES_NATIVE with a
  * backend of its own.
  */
@@ -167,6 +168,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 
 void arch_kprobe_site_release(struct kprobe_site *s)
 {
+	kpb_opt_release(s);
 	/*
 	 * Backends with slots only free them here; those without (arc, sh)
 	 * write the text back, which they must not do once it is gone.

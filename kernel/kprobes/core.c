@@ -29,6 +29,8 @@
  *                   architecture already had       (KPROBES_BRIDGE)
  *   bridge_rethook.c  return probes through such a
  *                   backend's rethook      (KRETPROBE_ON_RETHOOK)
+ *   bridge_opt.c    jump optimization through such
+ *                   a backend's optprobes  (KPROBES_BRIDGE, OPTPROBES)
  *
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
@@ -823,6 +825,7 @@ static int __init kprobes_init(void)
 	kprobe_blacklist_init();
 	mutex_unlock(&kprobe_mutex);
 	kprobe_ool_sync_init();
+	kprobe_slots_init();
 	kretprobe_init();
 
 #ifdef CONFIG_MODULES

@@ -81,6 +81,7 @@ struct kprobe_slot_pool;
 void kprobe_ool_sync(void);
 void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr);
 void __init kprobe_ool_sync_init(void);
+void __init kprobe_slots_init(void);
 
 /* ---- blacklist.c ---------------------------------------------------- */
 /*
@@ -171,6 +172,13 @@ static inline void kprobe_opt_unoptimize(struct list_head *unopt) { }
 static inline void kprobe_opt_consider(struct kprobe_site *s) { }
 static inline void kprobe_opt_neighbours(unsigned long addr, bool arrive) { }
 static inline void kprobe_opt_forget(struct kprobe_site *s) { }
+#endif
+
+/* ---- bridge_opt.c: jump optimization on a bridged backend ---------- */
+#if defined(CONFIG_KPROBES_BRIDGE) && defined(CONFIG_OPTPROBES)
+void kpb_opt_release(struct kprobe_site *s);
+#else
+static inline void kpb_opt_release(struct kprobe_site *s) { }
 #endif
 
 /* ---- kretprobe.c: return probes (CONFIG_KRETPROBES) ---------------- */

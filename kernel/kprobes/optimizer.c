@@ -8,6 +8,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/cpu.h>
 #include <linux/memory.h>
 #include <linux/sched.h>
 #include <linux/sysctl.h>
@@ -26,7 +27,8 @@
  *
  * The optimizer is a delayed work item, so that a burst of registrations
  * shares one pass: every site queued pushes the pass back by
- * OPTIMIZER_DELAY, up to OPTIMIZER_MAX_DELAY after the first one.  While
+ * OPTIMIZER_DELAY, up to OPTIMIZER_MAX_DELAY after the first one (the
+ * first after a quiet spell goes at once, kprobe_opt_kick()).  While
  * a tool attaches a thousand probes one call at a time the optimizer does
  * not compete with it for kprobe_mutex and the CPU; it takes them all
  * when the tool is done.  A pass takes the whole queue:
@@ -63,8 +65,12 @@ static LIST_HEAD(opt_ready);
 /* Sites prepared per hold of kprobe_mutex in step 1. */
 #define OPTIMIZER_CHUNK		32
 
-/* When the first site of the coming pass was queued; kprobe_mutex. */
+/*
+ * When the first site of the coming pass was queued, and when the last
+ * pass started; kprobe_mutex.
+ */
 static unsigned long opt_burst_start;
+static unsigned long opt_last_pass = INITIAL_JIFFIES - OPTIMIZER_MAX_DELAY - 1;
 static bool opt_burst;
 
 static void kprobe_optimizer_fn(struct work_struct *work);
@@ -150,9 +156,13 @@ void kprobe_opt_unoptimize(struct list_head *unopt)
 
 	if (list_empty(unopt))
 		return;
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_lock();
 	mutex_lock(&text_mutex);
 	arch_optprobe_unpoke(unopt);
 	mutex_unlock(&text_mutex);
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_unlock();
 	list_for_each_entry_safe(s, tmp, unopt, opt) {
 		list_del_init(&s->opt);
 		/* Only now may breakpoint hits step the first instruction alone. */
@@ -161,7 +171,13 @@ void kprobe_opt_unoptimize(struct list_head *unopt)
 	}
 }
 
-/* Push the pass back OPTIMIZER_DELAY, within OPTIMIZER_MAX_DELAY. */
+/*
+ * Push the pass back OPTIMIZER_DELAY, within OPTIMIZER_MAX_DELAY.  A site
+ * queued after the optimizer has been quiet for OPTIMIZER_MAX_DELAY is
+ * taken at once: a user who enables one event and reads the list right
+ * after (upstream's ftracetest does) sees it [OPTIMIZED], and a burst
+ * that follows it still shares the next pass.
+ */
 static void kprobe_opt_kick(void)
 {
 	unsigned long now = jiffies, last;
@@ -170,6 +186,11 @@ static void kprobe_opt_kick(void)
 	if (!opt_burst) {
 		opt_burst = true;
 		opt_burst_start = now;
+		if (time_after(now, opt_last_pass + OPTIMIZER_MAX_DELAY)) {
+			opt_last_pass = now;
+			mod_delayed_work(system_wq, &optimizer_work, 0);
+			return;
+		}
 	}
 	last = opt_burst_start + OPTIMIZER_MAX_DELAY;
 	if (time_after_eq(now, last))
@@ -231,6 +252,7 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 	/* 1. Check the regions and build the detours. */
 	mutex_lock(&kprobe_mutex);
 	opt_burst = false;
+	opt_last_pass = jiffies;
 	while (!list_empty(&opt_queue)) {
 		s = list_first_entry(&opt_queue, struct kprobe_site, opt);
 		if (arch_optprobe_prepare(s))
@@ -260,6 +282,8 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 
 	/* 3. Write the jumps of the sites still waiting. */
 	mutex_lock(&kprobe_mutex);
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_lock();
 	mutex_lock(&text_mutex);
 	n = 0;
 	list_for_each_entry_safe(s, tmp, &opt_ready, opt) {
@@ -273,6 +297,8 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 	if (n)
 		arch_optprobe_poke_finish();
 	mutex_unlock(&text_mutex);
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_unlock();
 	if (!list_empty(&opt_queue))
 		kprobe_opt_kick();
 	mutex_unlock(&kprobe_mutex);

@@ -43,6 +43,9 @@ struct kprobe_slot_pool {
 	unsigned int		size;		/* bytes per slot */
 	const char		*sym;		/* the pages' name in kallsyms */
 	enum execmem_type	type;		/* where its pages come from */
+	/* Or the backend's own pages, left as it makes them. */
+	void			*(*page_alloc)(void);
+	void			(*page_free)(void *page);
 };
 
 /*
@@ -73,13 +76,30 @@ static struct kprobe_slot_pool kprobe_insn_slots = {
 };
 
 #ifdef CONFIG_OPTPROBES
+/* .size: kprobe_slots_init(), since some backends learn it at link time. */
 static struct kprobe_slot_pool kprobe_optinsn_slots = {
 	.pages	= LIST_HEAD_INIT(kprobe_optinsn_slots.pages),
-	.size	= KPROBE_OPTINSN_SLOT_SIZE,
 	.sym	= KPROBE_OPTINSN_PAGE_SYM,
 	.type	= KPROBE_OPTINSN_EXECMEM,
+#ifdef KPROBE_OPTINSN_PAGE_ALLOC
+	.page_alloc	= KPROBE_OPTINSN_PAGE_ALLOC,
+	.page_free	= KPROBE_OPTINSN_PAGE_FREE,
+#endif
 };
 #endif
+
+/* Before the first probe: the slot sizes the pools cut their pages into. */
+void __init kprobe_slots_init(void)
+{
+#ifdef CONFIG_OPTPROBES
+	unsigned int size = ALIGN(KPROBE_OPTINSN_SLOT_SIZE, 16);
+
+	/* The bitmap of a page holds PAGE_SIZE / 16 slots. */
+	if (WARN_ON(size > PAGE_SIZE))
+		size = 0;
+	kprobe_optinsn_slots.size = size;
+#endif
+}
 
 static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_pool *pool)
 {
@@ -88,6 +108,14 @@ static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_poo
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
 	if (!sp)
 		return NULL;
+	if (pool->page_alloc) {
+		sp->base = pool->page_alloc();
+		if (!sp->base) {
+			kfree(sp);
+			return NULL;
+		}
+		goto out;
+	}
 	sp->base = execmem_alloc(pool->type, PAGE_SIZE);
 	if (!sp->base) {
 		kfree(sp);
@@ -101,6 +129,7 @@ static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_poo
 		kfree(sp);
 		return NULL;
 	}
+out:
 	list_add_rcu(&sp->list, &pool->pages);
 	perf_event_ksymbol(PERF_RECORD_KSYMBOL_TYPE_OOL, (unsigned long)sp->base,
 			   PAGE_SIZE, false, pool->sym);
@@ -109,11 +138,14 @@ static struct kprobe_slot_page *kprobe_slot_pool_page_new(struct kprobe_slot_poo
 
 static void *kprobe_slot_pool_alloc(struct kprobe_slot_pool *pool)
 {
-	unsigned int per_page = PAGE_SIZE / pool->size;
+	unsigned int per_page;
 	struct kprobe_slot_page *sp;
 	void *slot = NULL;
 	unsigned int i;
 
+	if (!pool->size)
+		return NULL;
+	per_page = PAGE_SIZE / pool->size;
 	mutex_lock(&kprobe_slot_mutex);
 	list_for_each_entry(sp, &pool->pages, list) {
 		if (sp->used < per_page)
@@ -147,7 +179,10 @@ static void kprobe_slot_pool_free_now(struct kprobe_slot_pool *pool, void *slot)
 					   (unsigned long)sp->base, PAGE_SIZE, true,
 					   pool->sym);
 			/* Nobody runs this page any more; readers only see sp. */
-			execmem_free(sp->base);
+			if (pool->page_free)
+				pool->page_free(sp->base);
+			else
+				execmem_free(sp->base);
 			kfree_rcu(sp, rcu);
 		}
 		break;

@@ -145,27 +145,29 @@ en_expect()
 # without it.  The breakpoint probe is on an instruction that is never
 # optimized: kpt_asm_add's ret on x86-64 (too short for the jump at the
 # end of its function), a blr x30 on arm64 (see kpt_opt_arm64.S), a
-# function's entry elsewhere.
+# function's entry elsewhere, with a post_handler (which no kernel
+# optimizes).
 t_enabled_switch()
 {
 	f=$KPDIR/enabled
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	opt=yes
 	[ -e "$OPT_SYSCTL" ] || opt=no
+	opt_in_modules || opt=no
 	[ $opt = yes ] || [ "$KP_ARCH" != x86_64 ] || { why="$NO_OPT"; return 2; }
 	have_kret || { why="$NO_KRET"; return 2; }
 	need_target || return
 	[ "$(cat $f)" = 1 ] || fail "enabled reads '$(cat $f)'" || return
 	ev_cleanup
 	[ $opt = no ] || echo 1 > "$OPT_SYSCTL"
+	post=
 	case $KP_ARCH in
 	x86_64)  bp=kpt_asm_add_next ;;
 	aarch64) bp=kpt_opt_ref_blr_lr_p ;;
-	# No jump optimization on the others yet: any function the
-	# trigger calls.
-	*)       bp=kpt_static_fn ;;
+	# Any function the trigger calls.
+	*)       bp=kpt_static_fn post=post=1 ;;
 	esac
-	holder sym=kprobes_target:$bp sym2=kprobes_target:kpt_shell_b ||
+	holder sym=kprobes_target:$bp sym2=kprobes_target:kpt_shell_b $post ||
 		fail "insmod kprobes_holder.ko failed" || return
 	echo 1 > "$HLD/disabled2" || fail "disable_kprobe failed" || return
 	off=$(opt_c_offset) || fail "no offset in 5..16 of kpt_opt_c accepted" || return

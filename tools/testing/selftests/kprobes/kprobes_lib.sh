@@ -256,6 +256,19 @@ have_kret()
 NO_KRET="no return probes in this kernel (CONFIG_KRETPROBES is off)"
 NO_OPT="no $OPT_SYSCTL (jump optimization, CONFIG_OPTPROBES, is not there yet)"
 
+# Does the kernel optimize probes in module text?  powerpc's backend
+# keeps its detours in the kernel image and reaches them with a branch
+# (32 MiB): it optimizes probes there only, and those on kprobes_target
+# (kpt_opt_c) stay breakpoints.
+NO_OPT_MOD="powerpc optimizes probes in the kernel image only, and kpt_opt_c is a module's"
+opt_in_modules()
+{
+	case $KP_ARCH in
+	ppc*) return 1 ;;
+	esac
+	return 0
+}
+
 mount_fs()
 {
 	[ -d "$KPDIR" ] || mount -t debugfs nodev "$DEBUGFS" 2>/dev/null

@@ -99,6 +99,7 @@ t_opt_events_steps()
 t_opt_sysctl_events()
 {
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
+	opt_in_modules || { why=$NO_OPT_MOD; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
 	ev_cleanup
@@ -119,6 +120,7 @@ t_opt_sysctl_events()
 t_opt_sysctl_reopt()
 {
 	[ -e "$OPT_SYSCTL" ] || { why=$NO_OPT; return 2; }
+	opt_in_modules || { why=$NO_OPT_MOD; return 2; }
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
 	echo 0 > "$OPT_SYSCTL" || fail "cannot write 0 to $OPT_SYSCTL" || return

@@ -3,7 +3,7 @@
  * Helper module for run_tests.sh: holds one or two kprobes, placed by
  * symbol name given as module parameters, for as long as it is loaded.
  *
- *   sym=NAME [offset=N] [sym2=NAME] [kret=1]
+ *   sym=NAME [offset=N] [sym2=NAME] [kret=1] [post=1]
  *
  * Read-only parameters report each probe's hit count and address; the
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
@@ -11,6 +11,9 @@
  * probe there, once, while the module is loaded ("hits3" counts its hits).
  * The probes are unregistered on unload, whatever became of the text they
  * were placed on.
+ *
+ * With post=1 the first probe has a post_handler too, which keeps it a
+ * breakpoint where the kernel optimizes probes.
  *
  * With kret=1 the first probe is a return probe (maxactive 1; the entry
  * handler counts the hits): "returns" counts its return handler's runs,
@@ -58,6 +61,10 @@ MODULE_PARM_DESC(sym2, "symbol of the optional second probe");
 static bool kret;
 module_param(kret, bool, 0444);
 MODULE_PARM_DESC(kret, "the first probe is a return probe");
+
+static bool post;
+module_param(post, bool, 0444);
+MODULE_PARM_DESC(post, "the first probe has a post_handler (never optimized)");
 
 static struct kph_probe *kph_of(const struct kernel_param *kp)
 {
@@ -201,6 +208,11 @@ static int kph_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+static void kph_post(struct kprobe *kp, struct pt_regs *regs,
+		     unsigned long flags)
+{
+}
+
 #ifdef CONFIG_KRETPROBES
 static int kph_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -301,6 +313,8 @@ static int __init kph_init(void)
 
 	if (!sym)
 		return -EINVAL;
+	if (post)
+		kph_probes[0].rp.kp.post_handler = kph_post;
 	ret = kph_add(&kph_probes[0], sym, offset, kret);
 	if (ret || !sym2)
 		return ret;

@@ -882,13 +882,15 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
  * fail_function and BPF's override rely on).  Elsewhere (arm64) the entry
  * is a breakpoint site; without a post_handler, where the kernel
  * optimizes probes, the case waits until it is [OPTIMIZED]: the jump's
- * detour must honour the redirection too.  The post_handler never runs:
- * the pre_handler returned 1.
+ * detour must honour the redirection too, except a bridged backend's,
+ * which cannot and ignores it whole (kernel/kprobes/bridge_opt.c).  The
+ * post_handler never runs: the pre_handler returned 1.
  */
 static void kpk_change_path_with(struct kunit *test, bool post)
 {
 	struct kpk_probe *p = kpk_new(0);
 	int state;
+	u64 want = KPT_RET_B;
 
 	KUNIT_ASSERT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	/* By name: the entry as the architecture sees it (kpk_by_symbol). */
@@ -909,9 +911,17 @@ static void kpk_change_path_with(struct kunit *test, bool post)
 		KUNIT_EXPECT_TRUE_MSG(test, state > 0 && (state & KPT_PS_OPTIMIZED),
 				      "%pS: not optimized (list state %d)",
 				      p->kp.addr, state);
+		/*
+		 * A bridged backend's detour (arm, powerpc) cannot follow
+		 * the redirection; the documented way to change the path
+		 * there is a post_handler (kpk_change_path).
+		 */
+		if (IS_ENABLED(CONFIG_KPROBES_BRIDGE) && state > 0 &&
+		    (state & KPT_PS_OPTIMIZED))
+			want = KPT_RET_A;
 	}
-	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
-	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_B);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), want);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), want);
 	kpk_unregister(test, p);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 0);
