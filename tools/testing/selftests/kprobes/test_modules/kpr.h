@@ -136,9 +136,10 @@ static inline unsigned long kpr_arg0(struct pt_regs *regs)
 
 /*
  * KPR_RET_TRAP: the return trampoline reaches the return handlers through
- * a breakpoint (mips; powerpc, whose rethook trampoline is a kprobe), so
- * they run with interrupts off, as any breakpoint's handlers do;
- * elsewhere as the probed function's caller had them.
+ * a breakpoint (mips; powerpc, whose rethook trampoline is a kprobe, while
+ * jump optimization is off: on, that probe is a jump), so they run with
+ * interrupts off, as any breakpoint's handlers do; elsewhere as the
+ * probed function's caller had them.
  */
 #define KPR_RET_TRAP	(IS_ENABLED(CONFIG_MIPS) || IS_ENABLED(CONFIG_PPC))
 

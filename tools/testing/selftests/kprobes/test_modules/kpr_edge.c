@@ -507,6 +507,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 	int old, state, want, off, marks;
 	unsigned long addr, flags;
 	u64 got, expect;
+	bool ret_trap;
 
 #if !defined(CONFIG_KPROBES_ON_FTRACE) && !defined(CONFIG_X86_64)
 	if (c)
@@ -595,6 +596,13 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 #endif
 	}
 
+	ret_trap = KPR_RET_TRAP;
+	if (IS_ENABLED(CONFIG_PPC) && kpt_optimization_get() == 1) {
+		/* The trampoline probe is a jump once the optimizer is done. */
+		if (!kpt_optimizer_wait())
+			msleep(200);
+		ret_trap = false;
+	}
 	for (off = 0; off < 2; off++) {
 		memset(&kpr_seen_entry, 0, sizeof(kpr_seen_entry));
 		memset(&kpr_seen_ret, 0, sizeof(kpr_seen_ret));
@@ -615,7 +623,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 			       site == KPR_SITE_BREAKPOINT ||
 			       (site == KPR_SITE_OPTIMIZED && IS_ENABLED(CONFIG_ARM)));
 		kpr_expect_ctx(test, &kpr_seen_ret, name, "handler", off,
-			       KPR_RET_TRAP);
+			       ret_trap);
 	}
 	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
 	KUNIT_EXPECT_EQ(test, p->rp.nmissed, 0);
