@@ -126,7 +126,8 @@ kunit_known_fail()
 # What a boot must show: each KUnit suite and its number of cases.
 # kprobes_test is lib/test_kprobes.c (KPROBES_SANITY_TEST); kretprobe_pool
 # is ours, and runs wherever there are return probes; kprobes_entry is
-# ours (four cases, six with return probes).
+# ours (four cases, one more with jump optimization, two more with
+# return probes).
 BOOT_SUITES="kprobes_test:- kretprobe_pool:5 kprobes_entry:-"
 
 # boot ARCH OBJ LOG [INITRD OUTLOG]: boot and judge; prints "N/M" (KUnit
@@ -212,7 +213,8 @@ boot()
 		if [ "$suite" = kprobes_entry ]; then
 			[ "$TREE" = ours ] || continue
 			n=4
-			grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" && n=6
+			grep -q "^CONFIG_OPTPROBES=y" "$obj/.config" && n=$((n + 1))
+			grep -q "^CONFIG_KRETPROBES=y" "$obj/.config" && n=$((n + 2))
 		fi
 		# Ours has it wherever it has return probes; upstream never.
 		if [ "$suite" = kretprobe_pool ]; then
@@ -368,9 +370,9 @@ while read -r arch karch cross pkg must; do
 			fi
 			if [ "$st" = ok ]; then
 				say "$arch: booting (console: build/logs/arches-$TREE-$arch-boot.log${initrd:+, suite output: build/logs/arches-$TREE-$arch-boot.out})"
-				booted=$(boot "$arch" "$obj" "$LOGS/arches-$TREE-$arch-boot.log" \
-					${initrd:+"$initrd" "$LOGS/arches-$TREE-$arch-boot.out"}) || failed=1
-				booted=" kunit=$booted"
+				booted=" kunit=$(boot "$arch" "$obj" "$LOGS/arches-$TREE-$arch-boot.log" \
+					${initrd:+"$initrd" "$LOGS/arches-$TREE-$arch-boot.out"})" ||
+					{ failed=1; [[ "$booted" == *FAILED* ]] || booted+=",FAILED"; }
 			fi
 		fi
 		sed -i "/^$arch $mode /d" "$RESULT"

@@ -14,6 +14,8 @@
 #include <linux/kprobes.h>
 #include <linux/kstrtox.h>
 #include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <asm/sections.h>
 
 #define KPE_CALLS	5
@@ -262,6 +264,89 @@ static void kpe_nokprobe(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, ret, -EINVAL, "a probe went on %pS", kp.addr);
 }
 
+#ifdef CONFIG_OPTPROBES
+#define KPE_OPT_SPAN	64
+
+/* Is the instruction at @addr a jump, as jump optimization writes one? */
+static bool kpe_is_jump(struct kunit *test, unsigned long addr)
+{
+	u32 insn = 0;
+
+	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
+		return false;
+#if defined(CONFIG_X86)
+	return (insn & 0xff) == 0xe9;			/* jmp rel32 */
+#elif defined(CONFIG_ARM64)
+	return (insn & 0xfc000000) == 0x14000000;	/* b */
+#elif defined(CONFIG_ARM)
+	return (insn & 0x0f000000) == 0x0a000000;	/* b<cond> */
+#elif defined(CONFIG_PPC)
+	return (insn & 0xfc000003) == 0x48000000;	/* b */
+#else
+	KUNIT_FAIL(test, "no check of an optimized probe's text here");
+	return false;
+#endif
+}
+
+/*
+ * Jump optimization: one at a time, probes with a pre_handler alone go on
+ * the instructions of kpe_target() (built in: in the kernel image, the
+ * only text powerpc optimizes) after the one a probe on its name takes,
+ * which may be an ftrace site.  Once the optimizer is done, at least one
+ * of them must be optimized, a jump where it sits, and take every call;
+ * unregistered, the instruction is back.
+ */
+static void kpe_optimized(struct kunit *test)
+{
+	unsigned long text = (unsigned long)dereference_kernel_function_descriptor(kpe_target);
+	struct kprobe kp = {
+		.symbol_name	= "kpe_target",
+		.pre_handler	= kpe_pre,
+	};
+	unsigned int off, entry;
+	u32 orig;
+
+	/*
+	 * Where a probe on the name goes: ppc64 ELF ABI v2 moves it past the
+	 * global entry's TOC set-up, which direct calls skip.
+	 */
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	entry = (unsigned long)kp.addr - text;
+	unregister_kprobe(&kp);
+	for (off = entry + 1; off < entry + KPE_OPT_SPAN; off++) {
+		memset(&kp, 0, sizeof(kp));
+		kp.symbol_name = "kpe_target";
+		kp.offset = off;
+		kp.pre_handler = kpe_pre;
+		KUNIT_ASSERT_EQ(test, copy_from_kernel_nofault(&orig, (void *)(text + off),
+							       sizeof(orig)), 0);
+		/* Not an instruction boundary, or not past the entry here. */
+		if (register_kprobe(&kp))
+			continue;
+		if ((unsigned long)kp.addr != text + off) {
+			unregister_kprobe(&kp);
+			continue;
+		}
+		wait_for_kprobe_optimizer();
+		if (kprobe_optimized(&kp))
+			break;
+		unregister_kprobe(&kp);
+	}
+	KUNIT_ASSERT_LT_MSG(test, off, entry + KPE_OPT_SPAN,
+			    "no probe in the %u bytes after kpe_target()'s entry was optimized",
+			    KPE_OPT_SPAN);
+	kunit_info(test, "optimized at %pS\n", kp.addr);
+	KUNIT_EXPECT_TRUE_MSG(test, kpe_is_jump(test, text + off),
+			      "%pS is [OPTIMIZED] but holds no jump", kp.addr);
+	KUNIT_EXPECT_TRUE(test, kpe_call(70));
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, memcmp((void *)(text + off), &orig, sizeof(orig)), 0);
+	KUNIT_EXPECT_TRUE(test, kpe_call(80));
+	KUNIT_EXPECT_EQ(test, kpe_pre_count(), KPE_CALLS);
+}
+#endif
+
 #ifdef CONFIG_KRETPROBES
 /*
  * A return probe sees each return and the value the caller gets, and the
@@ -319,6 +404,9 @@ static struct kunit_case kpe_cases[] = {
 	KUNIT_CASE(kpe_disable),
 	KUNIT_CASE(kpe_least_aligned),
 	KUNIT_CASE(kpe_nokprobe),
+#ifdef CONFIG_OPTPROBES
+	KUNIT_CASE(kpe_optimized),
+#endif
 #ifdef CONFIG_KRETPROBES
 	KUNIT_CASE(kpe_return),
 	KUNIT_CASE(kpe_entry_and_return),
