@@ -69,7 +69,8 @@ qemu_recipe()
 	# No recipe for sh4 yet: under r2d (its 64 MiB at 0x0c000000,
 	# sh4.config; console on the SCIF, QEMU's second serial port:
 	# -serial null -serial mon:stdio, console=ttySC1) the boot wrapper
-	# stops in its gunzip's header check, before the kernel runs.
+	# stops in its decompressor's error loop, before the kernel runs
+	# (README, "Every architecture": a branch on a flag never set).
 	powerpc)  QEMU=(qemu-system-ppc -M ppce500 -m 512 -smp 2)
 		  IMAGE=vmlinux CONSOLE=ttyS0 ;;
 	*) return 1 ;;
