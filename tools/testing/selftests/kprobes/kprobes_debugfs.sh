@@ -145,8 +145,8 @@ en_expect()
 # without it.  The breakpoint probe is on an instruction that is never
 # optimized: kpt_asm_add's ret on x86-64 (too short for the jump at the
 # end of its function), a blr x30 on arm64 (see kpt_opt_arm64.S), a
-# function's entry elsewhere, with a post_handler (which no kernel
-# optimizes).
+# function's entry elsewhere, on arm with a post_handler (which no
+# kernel optimizes).
 t_enabled_switch()
 {
 	f=$KPDIR/enabled
@@ -164,8 +164,10 @@ t_enabled_switch()
 	case $KP_ARCH in
 	x86_64)  bp=kpt_asm_add_next ;;
 	aarch64) bp=kpt_opt_ref_blr_lr_p ;;
-	# Any function the trigger calls.
-	*)       bp=kpt_static_fn post=post=1 ;;
+	# Any function the trigger calls; on arm, which optimizes it, with
+	# a post_handler.
+	arm*)    bp=kpt_static_fn post=post=1 ;;
+	*)       bp=kpt_static_fn ;;
 	esac
 	holder sym=kprobes_target:$bp sym2=kprobes_target:kpt_shell_b $post ||
 		fail "insmod kprobes_holder.ko failed" || return
