@@ -187,7 +187,6 @@ static void kprobe_opt_kick(void)
 		opt_burst = true;
 		opt_burst_start = now;
 		if (time_after(now, opt_last_pass + OPTIMIZER_MAX_DELAY)) {
-			opt_last_pass = now;
 			mod_delayed_work(system_wq, &optimizer_work, 0);
 			return;
 		}

@@ -570,25 +570,17 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		KUNIT_ASSERT_EQ_MSG(test, op, (u8)JMP32_INSN_OPCODE,
 				    "%s: %pS: first byte %02x, no jmp", name,
 				    (void *)addr, op);
-#elif defined(CONFIG_ARM64)
+#elif defined(CONFIG_ARM64) || defined(CONFIG_ARM)
+		/* A B (to the detour; arm: any condition) where the BRK was. */
+		const u32 mask = IS_ENABLED(CONFIG_ARM64) ? 0xfc000000 : 0x0f000000;
+		const u32 b = IS_ENABLED(CONFIG_ARM64) ? 0x14000000 : 0x0a000000;
 		unsigned long end = kpt_deadline(5000);
 		u32 insn = 0;
 
-		/* A B (to the detour) where the BRK was. */
 		while (!copy_from_kernel_nofault(&insn, (void *)addr, 4) &&
-		       (insn & 0xfc000000) != 0x14000000 && time_before(jiffies, end))
+		       (insn & mask) != b && time_before(jiffies, end))
 			msleep(20);
-		KUNIT_ASSERT_EQ_MSG(test, insn & 0xfc000000, 0x14000000U,
-				    "%s: %pS: %08x, no b", name, (void *)addr, insn);
-#elif defined(CONFIG_ARM)
-		unsigned long end = kpt_deadline(5000);
-		u32 insn = 0;
-
-		/* A B (to the detour, any condition) where the breakpoint was. */
-		while (!copy_from_kernel_nofault(&insn, (void *)addr, 4) &&
-		       (insn & 0x0f000000) != 0x0a000000 && time_before(jiffies, end))
-			msleep(20);
-		KUNIT_ASSERT_EQ_MSG(test, insn & 0x0f000000, 0x0a000000U,
+		KUNIT_ASSERT_EQ_MSG(test, insn & mask, b,
 				    "%s: %pS: %08x, no b", name, (void *)addr, insn);
 #else
 		KUNIT_FAIL(test, "%s: no check of an optimized probe's text here",
