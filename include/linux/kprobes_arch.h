@@ -72,6 +72,7 @@ struct kprobe_hits_block;
 struct kprobe_site {
 	struct hlist_node	node;	/* site hash bucket, RCU */
 	struct list_head	probes;	/* kprobe.list, registration order, RCU */
+	/* The hit paths' shortcuts, written by the core's arming.c only. */
 	struct kprobe		*solo;	/* see kprobe_site_solo() */
 	struct kprobe		*duo;	/* see kprobe_site_duo() */
 	struct kprobe		*bp_solo;	/* see kprobe_site_bp_solo() */
@@ -149,8 +150,8 @@ void arch_kprobe_poke_finish(void);
 
 /*
  * A backend whose arch_kprobe_poke() writes with
- * stop_machine_cpuslocked() defines KPROBE_POKE_CPUS_LOCKED to 1 (the
- * bridge does): the core then takes the CPU hotplug lock before
+ * stop_machine_cpuslocked() defines KPROBE_POKE_CPUS_LOCKED to 1 (arm64
+ * and the bridge do): the core then takes the CPU hotplug lock before
  * text_mutex around its pokes, of breakpoints and of jumps.
  */
 #ifndef KPROBE_POKE_CPUS_LOCKED

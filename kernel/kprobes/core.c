@@ -16,7 +16,7 @@
  *   slots.c         out-of-line instruction slots, and the wait for CPUs
  *                   to leave out-of-line code
  *   blacklist.c     addresses nobody may probe
- *   arm.c           arming and disarming, in batches; releasing sites
+ *   arming.c        arming and disarming, in batches; releasing sites
  *   check.c         what a probe spec names, and whether it may be probed
  *   stats.c         per-site hit counts, the stats file
  *   ftrace.c        sites carried by ftrace        (KPROBES_ON_FTRACE)
@@ -35,9 +35,8 @@
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
  * only reads RCU-protected lists; a site or a probe leaves those lists and
- * is only reused or freed after a grace period.  Lock order:
- * kprobe_mutex, then the CPU hotplug lock (bridged backends only, see
- * KPROBE_POKE_CPUS_LOCKED), then text_mutex.
+ * is only reused or freed after a grace period.  The order of kprobe_mutex
+ * and the locks taken under it is written down in internal.h.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -497,11 +496,7 @@ void unregister_kprobes(struct kprobe **kps, int num)
 			continue;
 		}
 		list_del_rcu(&p->list);
-		if (READ_ONCE(s->solo) == p) {
-			WRITE_ONCE(s->solo, NULL);
-			WRITE_ONCE(s->bp_solo, NULL);
-		}
-		WRITE_ONCE(s->duo, NULL);
+		kprobe_site_shortcuts_drop(s, p);
 		/* Handlers that may run with interrupts on: see below. */
 		if (kprobe_is_return(p)) {
 			kretprobe_detach(p);

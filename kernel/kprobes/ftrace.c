@@ -36,11 +36,21 @@ struct kprobe_ftrace_ops {
 	unsigned int		armed;	/* sites in its filter */
 };
 
-static struct kprobe_ftrace_ops kprobe_ftrace_ops[2] __read_mostly = {
-	{ .ops = { .func = kprobe_ftrace_handler,
-		   .flags = FTRACE_OPS_FL_SAVE_REGS } },
-	{ .ops = { .func = kprobe_ftrace_handler,
-		   .flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY } },
+/* Which of the two ops carries an ftrace site: an index, or none. */
+enum kprobe_fops_at {
+	KPROBE_FOPS_NONE = -1,	/* disarmed: in neither filter */
+	KPROBE_FOPS_PLAIN,	/* the ops that leaves regs->ip alone */
+	KPROBE_FOPS_IPMOD,	/* the ops that claims IPMODIFY */
+	KPROBE_FOPS_NR,
+};
+
+static struct kprobe_ftrace_ops kprobe_ftrace_ops[KPROBE_FOPS_NR] __read_mostly = {
+	[KPROBE_FOPS_PLAIN] = {
+		.ops = { .func = kprobe_ftrace_handler,
+			 .flags = FTRACE_OPS_FL_SAVE_REGS } },
+	[KPROBE_FOPS_IPMOD] = {
+		.ops = { .func = kprobe_ftrace_handler,
+			 .flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY } },
 };
 
 /* Set by kprobe_ftrace_kill(); the backend's ftrace handler checks it. */
@@ -87,7 +97,7 @@ static int kprobe_ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ip
  * Taking an address out of an ftrace_ops' filter costs a pass over every
  * ftrace record in the kernel, milliseconds, where the rest of
  * unregistering a probe costs microseconds.  So a site disarmed from the
- * plain ops (kprobe_ftrace_ops[0]) leaves its address in the filter for a
+ * plain ops (KPROBE_FOPS_PLAIN) leaves its address in the filter for a
  * while: the handler ignores calls for an address whose site is gone or
  * no longer names that ops, and ftrace_lazy_work takes out everything
  * left there in one update, HZ / 10 later.  A site armed again at such
@@ -181,35 +191,41 @@ void kprobe_ftrace_lazy_flush(void)
 		kfree(ips);
 		return;
 	}
-	if (!ips || kprobe_ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, false))
+	if (!ips ||
+	    kprobe_ftrace_ops_set(&kprobe_ftrace_ops[KPROBE_FOPS_PLAIN], ips, n,
+				  false))
 		pr_warn("ftrace kept disarmed probes in its filter\n");
 	kfree(ips);
 }
 
-/* Is @s carried by the ftrace_ops that claims IPMODIFY? */
-
-/* The ftrace_ops an armed ftrace site is in (0 or 1), -1 when disarmed. */
-static int kprobe_ftrace_site_at(struct kprobe_site *s)
+/* The ops an ftrace site is in. */
+static enum kprobe_fops_at kprobe_ftrace_site_at(struct kprobe_site *s)
 {
 	if (!(s->flags & KSITE_ARMED))
-		return -1;
-	return kprobe_ftrace_site_ipmod(s);
+		return KPROBE_FOPS_NONE;
+	return kprobe_ftrace_site_ipmod(s) ? KPROBE_FOPS_IPMOD : KPROBE_FOPS_PLAIN;
 }
 
 /* Where the handler is to take hits of @s from: ops @at, or none. */
-static void kprobe_ftrace_site_carry(struct kprobe_site *s, int at)
+static void kprobe_ftrace_site_carry(struct kprobe_site *s,
+				     enum kprobe_fops_at at)
 {
-	if (at < 0)
+	if (at == KPROBE_FOPS_NONE)
 		s->flags &= ~KSITE_ARMED;
 	else
 		s->flags |= KSITE_ARMED;
-	WRITE_ONCE(s->fops, at < 0 ? NULL : &kprobe_ftrace_ops[at].ops);
+	WRITE_ONCE(s->fops, at == KPROBE_FOPS_NONE ? NULL :
+		   &kprobe_ftrace_ops[at].ops);
 }
 
-/* Where it should be, armed (@arm) or not. */
-static int kprobe_ftrace_site_want(struct kprobe_site *s, bool arm)
+/* The ops @s should be in, armed (@arm) or not. */
+static enum kprobe_fops_at kprobe_ftrace_site_want(struct kprobe_site *s,
+						   bool arm)
 {
-	return arm ? kprobe_ftrace_site_want_ipmod(s) : -1;
+	if (!arm)
+		return KPROBE_FOPS_NONE;
+	return kprobe_ftrace_site_want_ipmod(s) ? KPROBE_FOPS_IPMOD :
+						  KPROBE_FOPS_PLAIN;
 }
 
 /*
@@ -258,13 +274,14 @@ void kprobe_ftrace_sites_bp_settle(struct list_head *batch)
 
 	if (!ftrace_bp_count)
 		return;
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	list_for_each_entry(s, batch, batch) {
-		if (s->ftrace_bp && kprobe_ftrace_site_at(s) != 0)
+		if (s->ftrace_bp &&
+		    kprobe_ftrace_site_at(s) != KPROBE_FOPS_PLAIN)
 			kprobe_ftrace_site_bp_drop(s);
 	}
 	arch_kprobe_poke_finish();
-	mutex_unlock(&text_mutex);
+	kprobe_text_unlock();
 }
 
 /* Arm the sites of @batch that can go live as breakpoints, as above. */
@@ -275,15 +292,16 @@ static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
 
 	if (READ_ONCE(kprobe_ftrace_disabled))
 		return;
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	list_for_each_entry(s, batch, batch) {
-		if (!(s->flags & KSITE_FTRACE) || kprobe_ftrace_site_at(s) >= 0 ||
-		    kprobe_ftrace_site_want(s, true) != 0 ||
+		if (!(s->flags & KSITE_FTRACE) ||
+		    kprobe_ftrace_site_at(s) != KPROBE_FOPS_NONE ||
+		    kprobe_ftrace_site_want(s, true) != KPROBE_FOPS_PLAIN ||
 		    kprobe_ftrace_lazy_has((unsigned long)s->addr) ||
 		    !arch_kprobe_ftrace_bp(s, true))
 			continue;
 		s->ftrace_bp = KSITE_BP_OURS;
-		kprobe_ftrace_site_carry(s, 0);
+		kprobe_ftrace_site_carry(s, KPROBE_FOPS_PLAIN);
 		n++;
 	}
 	if (n) {
@@ -291,7 +309,7 @@ static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
 		kprobe_arm_sync_later();
 		schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
 	}
-	mutex_unlock(&text_mutex);
+	kprobe_text_unlock();
 }
 
 /* Hand every site armed by a breakpoint over to ftrace, in one update. */
@@ -317,14 +335,15 @@ static void kprobe_ftrace_bp_hand_off(void)
 			goto collected;
 	}
 collected:
-	err = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[0], ips, n, true);
+	err = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[KPROBE_FOPS_PLAIN], ips, n,
+				    true);
 	kfree(ips);
 	if (err) {
 		pr_warn("ftrace refused to take over %u entry probe(s): %d\n",
 			n, err);
 		goto retry;
 	}
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	for_each_kprobe_site(s) {
 		if (!s->ftrace_bp)
 			continue;
@@ -334,7 +353,7 @@ collected:
 	}
 dropped:
 	arch_kprobe_poke_finish();
-	mutex_unlock(&text_mutex);
+	kprobe_text_unlock();
 	return;
 retry:
 	/* The breakpoints keep working meanwhile. */
@@ -386,10 +405,12 @@ static void kprobe_ftrace_lazy_fn(struct work_struct *work)
  */
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 {
-	unsigned int nadd[2] = {}, ndel[2] = {}, n = 0, i;
-	unsigned long *ips, *add[2], *del[2];
+	unsigned int nadd[KPROBE_FOPS_NR] = {}, ndel[KPROBE_FOPS_NR] = {};
+	unsigned long *ips, *add[KPROBE_FOPS_NR], *del[KPROBE_FOPS_NR];
+	int ret = 0, err[KPROBE_FOPS_NR] = {};
+	enum kprobe_fops_at at, want, i;
 	struct kprobe_site *s;
-	int at, want, ret = 0, err[2] = {};
+	unsigned int n = 0;
 
 	if (arm)
 		kprobe_ftrace_sites_bp_arm(batch);
@@ -401,41 +422,41 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		if (at == want)
 			continue;
 		if (READ_ONCE(kprobe_ftrace_disabled)) {
-			kprobe_ftrace_site_carry(s, -1);
-			if (want >= 0)
+			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
+			if (want != KPROBE_FOPS_NONE)
 				ret = -ENODEV;
 			continue;
 		}
-		if (want >= 0)
+		if (want != KPROBE_FOPS_NONE)
 			nadd[want]++;
-		if (at >= 0)
+		if (at != KPROBE_FOPS_NONE)
 			ndel[at]++;
 		n++;
 	}
 	if (!n)
 		return ret;
-	ips = kmalloc_array(nadd[0] + nadd[1] + ndel[0] + ndel[1], sizeof(*ips),
-			    GFP_KERNEL);
+	ips = kmalloc_array(2 * n, sizeof(*ips), GFP_KERNEL);
 	if (!ips)
 		return -ENOMEM;
-	add[0] = ips;
-	add[1] = add[0] + nadd[0];
-	del[0] = add[1] + nadd[1];
-	del[1] = del[0] + ndel[0];
+	/* Each moving site is added to one ops and taken out of one at most. */
+	add[KPROBE_FOPS_PLAIN] = ips;
+	add[KPROBE_FOPS_IPMOD] = ips + nadd[KPROBE_FOPS_PLAIN];
+	del[KPROBE_FOPS_PLAIN] = ips + n;
+	del[KPROBE_FOPS_IPMOD] = ips + n + ndel[KPROBE_FOPS_PLAIN];
 
 	/* In first: a moving site is then carried by both for a while. */
 	memset(nadd, 0, sizeof(nadd));
 	list_for_each_entry(s, batch, batch) {
 		want = kprobe_ftrace_site_want(s, arm);
-		if (!(s->flags & KSITE_FTRACE) || want < 0 ||
+		if (!(s->flags & KSITE_FTRACE) || want == KPROBE_FOPS_NONE ||
 		    kprobe_ftrace_site_at(s) == want)
 			continue;
 		/* still in the plain ops' filter: nothing to update */
-		if (want == 0 && kprobe_ftrace_lazy_get((unsigned long)s->addr))
+		if (want == KPROBE_FOPS_PLAIN && kprobe_ftrace_lazy_get((unsigned long)s->addr))
 			continue;
 		add[want][nadd[want]++] = (unsigned long)s->addr;
 	}
-	for (i = 0; i < 2; i++)
+	for (i = KPROBE_FOPS_PLAIN; i < KPROBE_FOPS_NR; i++)
 		err[i] = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
 
 	/*
@@ -448,25 +469,26 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 			continue;
 		at = kprobe_ftrace_site_at(s);
 		want = kprobe_ftrace_site_want(s, arm);
-		if (at == want || (want >= 0 && err[want]))
+		if (at == want || (want != KPROBE_FOPS_NONE && err[want]))
 			continue;
 		kprobe_ftrace_site_carry(s, want);
 		/* armed by a breakpoint: not in the plain ops' filter */
 		if (s->ftrace_bp)
 			continue;
-		if (at == 0 && kprobe_ftrace_lazy_add((unsigned long)s->addr))
+		if (at == KPROBE_FOPS_PLAIN && kprobe_ftrace_lazy_add((unsigned long)s->addr))
 			continue;
-		if (at >= 0)
+		if (at != KPROBE_FOPS_NONE)
 			del[at][ndel[at]++] = (unsigned long)s->addr;
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = KPROBE_FOPS_PLAIN; i < KPROBE_FOPS_NR; i++) {
 		/* Only allocation can fail here: the sites stay in, unused. */
 		if (kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], del[i], ndel[i], false))
 			pr_warn("ftrace kept %u disarmed probe(s) in its filter\n",
 				ndel[i]);
 		if (err[i]) {
 			pr_warn("ftrace refused to arm %u probe(s)%s: %d\n",
-				nadd[i], i ? " with a post_handler" : "", err[i]);
+				nadd[i], i == KPROBE_FOPS_IPMOD ?
+				" with a post_handler" : "", err[i]);
 			ret = err[i];
 		}
 	}

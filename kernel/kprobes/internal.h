@@ -7,9 +7,30 @@
  * Locking: kprobe_mutex serialises every change of sites and probes.  The
  * hit path runs with interrupts (breakpoint) or preemption (ftrace) off and
  * only reads RCU-protected lists; a site or a probe leaves those lists and
- * is only reused or freed after a grace period.  Lock order:
- * kprobe_mutex, then the CPU hotplug lock (bridged backends only, see
- * KPROBE_POKE_CPUS_LOCKED), then text_mutex.
+ * is only reused or freed after a grace period.
+ *
+ * Lock order, outermost first (a path may skip any of them, never reverse
+ * two):
+ *
+ *   kprobe_mutex
+ *     ftrace's ftrace_lock      inside ftrace_set_filter_ips() and
+ *                               (un)register_ftrace_function() (ftrace.c);
+ *                               ftrace takes the hotplug lock and
+ *                               text_mutex under it, as below
+ *     jump_label_lock()         check.c's index of jump labels; nothing
+ *                               is taken under it
+ *     cpus_read_lock()          where the backend's pokes
+ *                               stop_machine_cpuslocked()
+ *                               (KPROBE_POKE_CPUS_LOCKED: arm64, the
+ *                               bridge), as static keys and ftrace take
+ *                               it before text_mutex
+ *       text_mutex              kprobe_text_lock() takes both (arming.c)
+ *         kprobe_slot_mutex     slots.c; a bridged backend takes a slot
+ *                               from arch_prepare_kprobe(), under the two
+ *                               above
+ *
+ * kprobe_ool_sync() takes the hotplug lock (without TASKS_RCU); it is
+ * called from work items and the optimizer, holding none of these.
  */
 #ifndef _KERNEL_KPROBES_INTERNAL_H
 #define _KERNEL_KPROBES_INTERNAL_H
@@ -104,7 +125,10 @@ void __init kprobe_blacklist_init(void);
 void kprobe_blacklist_add_module(struct module *mod);
 void kprobe_blacklist_remove_module(struct module *mod);
 
-/* ---- arm.c: arming and disarming in batches, releasing sites ------- */
+/* ---- arming.c: arming and disarming in batches, releasing sites ---- */
+void kprobe_text_lock(void);
+void kprobe_text_unlock(void);
+void kprobe_site_shortcuts_drop(struct kprobe_site *s, struct kprobe *p);
 void kprobe_site_bp_solo_update(struct kprobe_site *s);
 bool kprobe_site_want_armed(struct kprobe_site *s);
 bool kprobe_site_armed_as(struct kprobe_site *s, bool want);
@@ -196,7 +220,7 @@ static inline void kretprobe_release(struct kprobe *p) { }
 #ifdef CONFIG_KPROBES_COMPAT
 bool kprobe_is_jprobe(struct kprobe *p);
 
-/* Does @p want to hear of faults (arm.c: KSITE_FAULT)? */
+/* Does @p want to hear of faults (arming.c: KSITE_FAULT)? */
 static inline bool kprobe_wants_faults(struct kprobe *p)
 {
 	return p->fault_handler && !kprobe_is_return(p);

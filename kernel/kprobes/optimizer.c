@@ -8,7 +8,6 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
-#include <linux/cpu.h>
 #include <linux/memory.h>
 #include <linux/sched.h>
 #include <linux/sysctl.h>
@@ -156,13 +155,9 @@ void kprobe_opt_unoptimize(struct list_head *unopt)
 
 	if (list_empty(unopt))
 		return;
-	if (KPROBE_POKE_CPUS_LOCKED)
-		cpus_read_lock();
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	arch_optprobe_unpoke(unopt);
-	mutex_unlock(&text_mutex);
-	if (KPROBE_POKE_CPUS_LOCKED)
-		cpus_read_unlock();
+	kprobe_text_unlock();
 	list_for_each_entry_safe(s, tmp, unopt, opt) {
 		list_del_init(&s->opt);
 		/* Only now may breakpoint hits step the first instruction alone. */
@@ -281,9 +276,7 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 
 	/* 3. Write the jumps of the sites still waiting. */
 	mutex_lock(&kprobe_mutex);
-	if (KPROBE_POKE_CPUS_LOCKED)
-		cpus_read_lock();
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	n = 0;
 	list_for_each_entry_safe(s, tmp, &opt_ready, opt) {
 		arch_optprobe_poke(s);
@@ -295,9 +288,7 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 	}
 	if (n)
 		arch_optprobe_poke_finish();
-	mutex_unlock(&text_mutex);
-	if (KPROBE_POKE_CPUS_LOCKED)
-		cpus_read_unlock();
+	kprobe_text_unlock();
 	if (!list_empty(&opt_queue))
 		kprobe_opt_kick();
 	mutex_unlock(&kprobe_mutex);

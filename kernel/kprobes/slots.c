@@ -277,20 +277,16 @@ static void kprobe_ool_free_fn(struct work_struct *work)
 
 static DECLARE_WORK(kprobe_dead_work, kprobe_ool_free_fn);
 
-/* Free @ptr (a slot of @pool, or a site) once no CPU can be running it. */
+/*
+ * Free @ptr (a slot of @pool, or a site) once no CPU can be running it.
+ * Callers may hold text_mutex (a bridged backend frees its slots under
+ * it), so this never waits: the record is small enough to insist on.
+ */
 void kprobe_ool_free_later(struct kprobe_slot_pool *pool, void *ptr)
 {
 	struct kprobe_dead *d;
 
-	d = kmalloc(sizeof(*d), GFP_KERNEL);
-	if (!d) {
-		kprobe_ool_sync();
-		if (pool)
-			kprobe_slot_pool_free_now(pool, ptr);
-		else
-			kprobe_site_free(ptr);
-		return;
-	}
+	d = kmalloc(sizeof(*d), GFP_KERNEL | __GFP_NOFAIL);
 	d->ptr = ptr;
 	d->pool = pool;
 	llist_add(&d->node, &kprobe_dead_list);

@@ -62,6 +62,12 @@ typedef u32 kprobe_opcode_t;
 #define KPROBE_POKE_IN_FINISH	1
 
 /*
+ * aarch64_insn_patch_text() stops the machine with the CPU hotplug lock
+ * already held: the core takes it, before text_mutex.
+ */
+#define KPROBE_POKE_CPUS_LOCKED	1
+
+/*
  * Jump optimization (arch/arm64/kernel/probes/detour.c): an optimized
  * site's BRK becomes a B to its detour, which must lie within the 128 MiB
  * a B reaches, so detours come from the module area rather than from

@@ -22,7 +22,7 @@
  * back where it was, so instructions that use or move SP step as they
  * are.  (The flip side: a handler cannot move regs->sp.)
  *
- * Each CPU keeps a small stack of the hits in progress (arm64_kp_frame):
+ * Each CPU keeps a small stack of the hits in progress (struct kprobe_frame):
  * a hit from a handler, or from the copy's fault path, nests in the one
  * running, and the second trap of a step must find its own.
  */
@@ -34,6 +34,7 @@
 #include <linux/extable.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/kprobes_frame.h>
 #include <linux/memory.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
@@ -51,76 +52,19 @@
 
 /* ---- Per-CPU bookkeeping ------------------------------------------- */
 
-#define ARM64_KP_NEST	4
-
-enum {
-	ARM64_KP_FREE,		/* not in use */
-	ARM64_KP_BUSY,		/* handlers or simulation running for this hit */
-	ARM64_KP_STEPPING,	/* the out-of-line copy is executing */
-};
-
-struct arm64_kp_frame {
-	struct kprobe_site	*site;
-	struct kprobe		*prev;	/* current_kprobe before the hit */
-	struct kprobe		*solo;	/* kprobe_site_solo() at the hit */
-	unsigned long		mask;	/* PSR_I_BIT | PSR_F_BIT as the context had them */
-	u8			phase;
-	bool			missed;	/* a re-entry: no handlers */
-};
-
-struct arm64_kp_cpu {
-	unsigned int		depth;
-	struct arm64_kp_frame	frame[ARM64_KP_NEST];
-};
-
-static DEFINE_PER_CPU(struct arm64_kp_cpu, arm64_kp_cpu);
+/*
+ * The frames of this CPU's hits (<linux/kprobes_frame.h>).  Besides the
+ * hit itself, only a fault in the copy or a debug exception nested in a
+ * handler can interleave with them.  frame.saved is the probed context's
+ * ARM64_KP_STEP_MASK bits while it steps.
+ */
+static DEFINE_PER_CPU(struct kprobe_frames, arm64_kp_cpu);
 
 /* The probe being handled on this CPU (<linux/kprobes.h>); the hits keep it. */
 DEFINE_PER_CPU(struct kprobe *, current_kprobe);
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 #define ARM64_KP_STEP_MASK	(PSR_I_BIT | PSR_F_BIT)
-
-/*
- * Only a fault in the copy or a debug exception nested in a handler can
- * interleave with these on one CPU, and each leaves the depth as it
- * found it.  A frame counts once its phase is set, which is done last.
- */
-static nokprobe_inline struct arm64_kp_frame *
-arm64_kp_push(struct arm64_kp_cpu *c, struct kprobe_site *s,
-	      struct kprobe *prev, bool missed)
-{
-	unsigned int d = c->depth;
-	struct arm64_kp_frame *f;
-
-	if (d >= ARM64_KP_NEST)
-		return NULL;
-	c->depth = d + 1;
-	barrier();
-	f = &c->frame[d];
-	f->site = s;
-	f->prev = prev;
-	f->solo = NULL;
-	f->missed = missed;
-	f->mask = 0;
-	barrier();
-	f->phase = ARM64_KP_BUSY;
-	return f;
-}
-
-static nokprobe_inline void arm64_kp_pop(struct arm64_kp_cpu *c,
-					 struct arm64_kp_frame *f)
-{
-	f->phase = ARM64_KP_FREE;
-	__this_cpu_write(current_kprobe, f->prev);
-	barrier();
-	c->depth--;
-}
-
-static nokprobe_inline struct arm64_kp_frame *arm64_kp_top(struct arm64_kp_cpu *c)
-{
-	return c->depth ? &c->frame[c->depth - 1] : NULL;
-}
 
 /* ---- Preparing a site ------------------------------------------------ */
 
@@ -314,10 +258,9 @@ static void arm64_kp_poke_flush(void)
 
 	if (!arm64_kp_pokes)
 		return;
-	cpus_read_lock();
+	lockdep_assert_cpus_held();
 	ret = aarch64_insn_patch_text(arm64_kp_poke_addr, arm64_kp_poke_insn,
 				      arm64_kp_pokes);
-	cpus_read_unlock();
 	WARN_ONCE(ret, "kprobes: text patching failed: %d\n", ret);
 	arm64_kp_pokes = 0;
 }
@@ -330,7 +273,8 @@ static void arm64_kp_poke_flush(void)
  * Nothing is written until arch_kprobe_poke_finish(), which the core calls
  * before it drops text_mutex, after arming as after disarming
  * (KPROBE_POKE_IN_FINISH).  Each write is reported to perf
- * (PERF_RECORD_TEXT_POKE).  Caller holds text_mutex.
+ * (PERF_RECORD_TEXT_POKE).  Caller holds the CPU hotplug lock and
+ * text_mutex (KPROBE_POKE_CPUS_LOCKED).
  */
 void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 {
@@ -354,7 +298,8 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
  *
  * One stop_machine() for the whole batch: every other CPU waits in the
  * stopper while the instructions are replaced and the instruction cache
- * cleaned, then synchronises its context.  Caller holds text_mutex.
+ * cleaned, then synchronises its context.  Caller holds the CPU hotplug
+ * lock and text_mutex.
  */
 void arch_kprobe_poke_finish(void)
 {
@@ -376,7 +321,7 @@ static noinline bool arm64_kp_site_pre(struct kprobe_site *s,
 
 NOKPROBE_SYMBOL(arm64_kp_site_pre);
 
-static noinline void arm64_kp_site_post(struct arm64_kp_frame *f,
+static noinline void arm64_kp_site_post(struct kprobe_frame *f,
 					struct pt_regs *regs)
 {
 	kprobe_site_post(f->site, f->solo, regs);
@@ -385,10 +330,10 @@ static noinline void arm64_kp_site_post(struct arm64_kp_frame *f,
 NOKPROBE_SYMBOL(arm64_kp_site_post);
 
 /* Send the CPU to the copy of @f's site, IRQs and FIQs masked. */
-static nokprobe_inline int arm64_kp_start_step(struct arm64_kp_frame *f,
+static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 					       struct pt_regs *regs)
 {
-	f->mask = regs->pstate & ARM64_KP_STEP_MASK;
+	f->saved = regs->pstate & ARM64_KP_STEP_MASK;
 	regs->pstate |= ARM64_KP_STEP_MASK;
 	/*
 	 * A BRK on a landing pad is taken with the branch's type pending;
@@ -397,20 +342,20 @@ static nokprobe_inline int arm64_kp_start_step(struct arm64_kp_frame *f,
 	regs->pstate &= ~PSR_BTYPE_MASK;
 	regs->pc = (unsigned long)f->site->arch.slot;
 	barrier();
-	f->phase = ARM64_KP_STEPPING;
+	f->phase = KPROBE_FRAME_STEPPING;
 	return DBG_HOOK_HANDLED;
 }
 
 /* Put the probed context's mask back after a step. */
-static nokprobe_inline void arm64_kp_unmask(struct arm64_kp_frame *f,
+static nokprobe_inline void arm64_kp_unmask(struct kprobe_frame *f,
 					    struct pt_regs *regs)
 {
-	regs->pstate = (regs->pstate & ~ARM64_KP_STEP_MASK) | f->mask;
+	regs->pstate = (regs->pstate & ~ARM64_KP_STEP_MASK) | f->saved;
 }
 
 /* Execute the instruction of @s for a hit whose handlers are done. */
-static nokprobe_inline int arm64_kp_execute(struct arm64_kp_cpu *c,
-					    struct arm64_kp_frame *f,
+static nokprobe_inline int arm64_kp_execute(struct kprobe_frames *c,
+					    struct kprobe_frame *f,
 					    struct pt_regs *regs)
 {
 	struct kprobe_site *s = f->site;
@@ -420,7 +365,7 @@ static nokprobe_inline int arm64_kp_execute(struct arm64_kp_cpu *c,
 	arm64_probe_simulate(&s->arch.d, regs);
 	if (!f->missed)
 		arm64_kp_site_post(f, regs);
-	arm64_kp_pop(c, f);
+	kprobe_frame_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
 
@@ -440,20 +385,20 @@ static int arm64_kp_stray(unsigned long addr)
 NOKPROBE_SYMBOL(arm64_kp_stray);
 
 /* A hit while this CPU already runs a probe: execute, count, no handlers. */
-static int arm64_kp_reenter(struct arm64_kp_cpu *c, struct kprobe_site *s,
+static int arm64_kp_reenter(struct kprobe_frames *c, struct kprobe_site *s,
 			    struct pt_regs *regs, struct kprobe *running)
 {
-	struct arm64_kp_frame *f;
+	struct kprobe_frame *f;
 
 	kprobe_site_missed(s);
 	if (!s->arch.slot) {
 		arm64_probe_simulate(&s->arch.d, regs);
 		return DBG_HOOK_HANDLED;
 	}
-	f = arm64_kp_push(c, s, running, true);
+	f = kprobe_frame_push(c, s, running, true);
 	if (!f) {
 		pr_emerg("probe at %pS hit %u deep; cannot step it\n", s->addr,
-			 ARM64_KP_NEST);
+			 KPROBE_FRAME_NEST);
 		return DBG_HOOK_ERROR;
 	}
 	return arm64_kp_start_step(f, regs);
@@ -467,15 +412,15 @@ NOKPROBE_SYMBOL(arm64_kp_reenter);
  */
 static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 {
-	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
-	struct arm64_kp_frame *f;
+	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct kprobe_frame *f;
 	struct kprobe *running;
 
 	running = kprobe_running();
 	if (running)
 		return arm64_kp_reenter(c, s, regs, running);
 
-	f = arm64_kp_push(c, s, NULL, false);
+	f = kprobe_frame_push(c, s, NULL, false);
 	if (!f)		/* cannot happen: no probe is running */
 		return DBG_HOOK_ERROR;
 	kprobe_site_hit(s);
@@ -507,7 +452,7 @@ redirected:
 	 * type is pending at the new address.
 	 */
 	regs->pstate &= ~PSR_BTYPE_MASK;
-	arm64_kp_pop(c, f);
+	kprobe_frame_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
 
@@ -573,23 +518,23 @@ NOKPROBE_SYMBOL(kprobe_brk_handler);
  */
 int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
-	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
-	struct arm64_kp_frame *f = arm64_kp_top(c);
+	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct kprobe_frame *f = kprobe_frame_top(c);
 	struct kprobe_site *s;
 
 	if (arm64_kp_is_opt_redirect(regs))
 		return arm64_kp_opt_redirect(regs);
-	if (user_mode(regs) || !f || f->phase != ARM64_KP_STEPPING ||
+	if (user_mode(regs) || !f || f->phase != KPROBE_FRAME_STEPPING ||
 	    regs->pc != (unsigned long)f->site->arch.slot + AARCH64_INSN_SIZE)
 		return DBG_HOOK_ERROR;
 
 	s = f->site;
-	f->phase = ARM64_KP_BUSY;
+	f->phase = KPROBE_FRAME_BUSY;
 	regs->pc = (unsigned long)s->addr + AARCH64_INSN_SIZE;
 	arm64_kp_unmask(f, regs);
 	if (!f->missed)
 		arm64_kp_site_post(f, regs);
-	arm64_kp_pop(c, f);
+	kprobe_frame_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
 
@@ -612,16 +557,16 @@ NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
  */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
-	struct arm64_kp_cpu *c = this_cpu_ptr(&arm64_kp_cpu);
-	struct arm64_kp_frame *f = arm64_kp_top(c);
+	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct kprobe_frame *f = kprobe_frame_top(c);
 
-	if (user_mode(regs) || !f || f->phase != ARM64_KP_STEPPING ||
+	if (user_mode(regs) || !f || f->phase != KPROBE_FRAME_STEPPING ||
 	    regs->pc != (unsigned long)f->site->arch.slot)
 		return 0;
 
 	regs->pc = (unsigned long)f->site->addr;
 	arm64_kp_unmask(f, regs);
-	arm64_kp_pop(c, f);
+	kprobe_frame_pop(c, f);
 	local_daif_inherit(regs);
 	return 0;
 }

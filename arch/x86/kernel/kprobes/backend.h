@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Private to the x86 kprobes backend (breakpoint.c, ftrace_site.c, detour.c).
+ * Private to the x86 kprobes backend (breakpoint.c, decode.c, ftrace_site.c,
+ * detour.c, jprobe.c).
  */
 #ifndef _X86_KPROBES_BACKEND_H
 #define _X86_KPROBES_BACKEND_H
@@ -29,6 +30,7 @@ enum {
 	KX_CLI,		/* cli */
 	KX_STI,		/* sti, not right before hlt or mwait */
 	KX_POPF,	/* popf (64-bit operand) */
+	KX_REFUSED,	/* decode.c's rule table only: never a site's */
 };
 
 /* .cc of an indirect branch: operand in memory; low two bits: scale. */
@@ -68,23 +70,27 @@ void kx_jprobe_call(void *entry, struct pt_regs *regs,
 		    const unsigned long *stack);
 
 /* breakpoint.c: a frame of this CPU's hit stack for other hit paths. */
-struct kx_frame;
-struct kx_frame *kx_frame_enter(struct kprobe_site *s);
-void kx_frame_leave(struct kx_frame *f);
+struct kprobe_frame;
+struct kprobe_frame *kx_frame_enter(struct kprobe_site *s);
+void kx_frame_leave(struct kprobe_frame *f);
 
-/* Shared by breakpoint.c and detour.c. */
+/* decode.c: reading, classifying, copying and emulating instructions. */
 struct insn;
 struct kx_overlay {
 	unsigned long	at;		/* an optimized site being walked through */
 	u8		bytes[JMP32_INSN_SIZE];	/* what its jump replaced */
 };
 
+int kx_fetch(unsigned long addr, u8 *buf);
 int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf);
 int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
-		unsigned long addr);
+		unsigned long addr, const char **why);
 bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
 		   const u8 *orig, unsigned long addr);
 bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest);
+int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
+		  const u8 *orig, unsigned long addr);
+bool kx_emulate(struct kprobe_site *s, struct pt_regs *regs);
 
 /*
  * Jump optimization (detour.c).  A detour slot holds, from its start: a call

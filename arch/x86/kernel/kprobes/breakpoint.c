@@ -5,8 +5,8 @@
  * A site is armed by writing int3 over the first byte of the probed
  * instruction.  When a CPU reaches it, kprobe_int3_handler() runs the
  * pre_handlers (through the core) and then has to execute the instruction
- * that the int3 covers.  There are two ways of doing that, chosen once, when
- * the site is prepared:
+ * that the int3 covers.  How is chosen once, when the site is prepared, by
+ * the rule table in decode.c, which also builds copies and emulates:
  *
  *  - Emulation, for instructions whose effect depends on where they sit or
  *    which leave the straight line: relative jmp/jcc/call/loop/jrcxz, ret,
@@ -65,13 +65,13 @@
 
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/kprobes_frame.h>
 #include <linux/export.h>
 #include <linux/extable.h>
 #include <linux/memory.h>
 #include <linux/preempt.h>
 #include <linux/lockdep.h>
 #include <linux/uaccess.h>
-#include <linux/unaligned.h>
 #include <linux/sched.h>
 #include <linux/ftrace.h>
 #include <linux/hardirq.h>
@@ -92,94 +92,33 @@
 
 /* ---- Per-CPU bookkeeping ------------------------------------------- */
 
-#define KX_NEST		4
-
-enum {
-	KX_FRAME_FREE,		/* not in use (also what a stale frame reads as) */
-	KX_FRAME_BUSY,		/* handlers or emulation running for this hit */
-	KX_FRAME_STEPPING,	/* the out-of-line copy is executing */
-	KX_FRAME_FAULT,		/* a fault_handler runs (CONFIG_KPROBES_COMPAT) */
-};
-
-struct kx_frame {
-	struct kprobe_site	*site;
-	struct kprobe		*prev;		/* current_kprobe before the hit */
-	struct kprobe		*solo;		/* kprobe_site_solo() at the hit */
-	unsigned long		if_flag;	/* X86_EFLAGS_IF of the probed context */
-	unsigned int		ctx;		/* irq_count() of the handlers */
-	u8			phase;
-	bool			missed;		/* a re-entry: no handlers */
-};
-
-struct kx_cpu {
-	unsigned int		depth;
-	struct kx_frame		frame[KX_NEST];
-};
-
-static DEFINE_PER_CPU(struct kx_cpu, kx_cpu);
+/*
+ * The frames of this CPU's hits (<linux/kprobes_frame.h>).  Besides the
+ * hit itself, only NMIs and machine checks can interleave with them here.
+ * frame.saved is X86_EFLAGS_IF of the probed context while it steps.
+ */
+static DEFINE_PER_CPU(struct kprobe_frames, kx_cpu);
 
 /* The probe being handled on this CPU (<linux/kprobes.h>); the hits keep it. */
 DEFINE_PER_CPU(struct kprobe *, current_kprobe);
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
 /*
- * Only NMIs and machine checks can interleave with the code below on the
- * same CPU, and they always leave the depth as they found it.  A frame is
- * reserved before it is filled, and a frame only starts to matter to a
- * nested trap once its phase is set, which is done last.
- */
-static nokprobe_inline struct kx_frame *kx_push(struct kx_cpu *c,
-						struct kprobe_site *s,
-						struct kprobe *prev, bool missed)
-{
-	unsigned int d = c->depth;
-	struct kx_frame *f;
-
-	if (d >= KX_NEST)
-		return NULL;
-	c->depth = d + 1;
-	barrier();
-	f = &c->frame[d];
-	f->site = s;
-	f->prev = prev;
-	f->solo = NULL;
-	f->missed = missed;
-	f->if_flag = 0;
-	f->ctx = irq_count();
-	barrier();
-	f->phase = KX_FRAME_BUSY;
-	return f;
-}
-
-static nokprobe_inline void kx_pop(struct kx_cpu *c, struct kx_frame *f)
-{
-	f->phase = KX_FRAME_FREE;
-	__this_cpu_write(current_kprobe, f->prev);
-	barrier();
-	c->depth--;
-}
-
-static nokprobe_inline struct kx_frame *kx_top(struct kx_cpu *c)
-{
-	return c->depth ? &c->frame[c->depth - 1] : NULL;
-}
-
-/*
  * A frame around handlers run from elsewhere than the trap (the ftrace
  * path of a KSITE_FAULT site), so that kprobe_fault_handler() knows
  * their faults.  NULL when the stack is full: then it will not.
  */
-struct kx_frame *kx_frame_enter(struct kprobe_site *s)
+struct kprobe_frame *kx_frame_enter(struct kprobe_site *s)
 {
-	return kx_push(this_cpu_ptr(&kx_cpu), s, kprobe_running(), false);
+	return kprobe_frame_push(this_cpu_ptr(&kx_cpu), s, kprobe_running(), false);
 }
 
 NOKPROBE_SYMBOL(kx_frame_enter);
 
-void kx_frame_leave(struct kx_frame *f)
+void kx_frame_leave(struct kprobe_frame *f)
 {
 	if (f)
-		kx_pop(this_cpu_ptr(&kx_cpu), f);
+		kprobe_frame_pop(this_cpu_ptr(&kx_cpu), f);
 }
 
 NOKPROBE_SYMBOL(kx_frame_leave);
@@ -191,432 +130,7 @@ static nokprobe_inline unsigned long kx_step_end(struct kprobe_site *s)
 	       CALL_INSN_SIZE;
 }
 
-/* ---- Reading and classifying the probed instruction ----------------- */
-
-/*
- * Copy the text at @addr into @buf, as much of MAX_INSN_SIZE as is mapped
- * (an instruction may end right before an unmapped page).  Returns the
- * number of bytes read.
- */
-static int kx_fetch(unsigned long addr, u8 *buf)
-{
-	int n = min_t(int, MAX_INSN_SIZE, PAGE_SIZE - offset_in_page(addr));
-
-	if (copy_from_kernel_nofault(buf, (void *)addr, n))
-		return 0;
-	if (n < MAX_INSN_SIZE &&
-	    !copy_from_kernel_nofault(buf + n, (void *)(addr + n), MAX_INSN_SIZE - n))
-		n = MAX_INSN_SIZE;
-	return n;
-}
-
-/**
- * kx_fetch_orig - read text as it was before kprobes changed it
- * @ov: the caller's overlay state, zeroed before the first call of a walk
- * @pos: where to read; successive calls walk forward instruction by
- *	 instruction from the start of a function
- * @buf: MAX_INSN_SIZE bytes
- *
- * Like kx_fetch(), but an armed site's int3 reads as the byte it replaced,
- * and the jump of an optimized site as the bytes it replaced: the jump
- * covers the start of the instructions after the first one, so the
- * overlay remembers it while the walk goes through them.  Called with
- * kprobe_mutex held, so that sites stay as they are.
- *
- * Return: the number of bytes read, 0 if none.
- */
-int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
-{
-	struct kprobe_site *s;
-	int n = kx_fetch(pos, buf), i;
-
-	if (!n)
-		return 0;
-	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE) {
-		preempt_disable();
-		s = kprobe_site_find(pos);
-		/* our breakpoint on ftrace's nop */
-		if (s && s->arch.how == KX_FTRACE && buf[0] == INT3_INSN_OPCODE) {
-			buf[0] = x86_nops[KX_FENTRY_SIZE][0];
-		} else if (s && s->arch.how != KX_FTRACE) {
-			if (kx_jumped(s)) {
-				ov->at = pos;
-				memcpy(ov->bytes, kx_orig_bytes(s), JMP32_INSN_SIZE);
-			} else if (buf[0] == INT3_INSN_OPCODE) {
-				buf[0] = s->arch.opcode;
-			}
-		}
-		preempt_enable();
-	}
-	if (ov->at && pos >= ov->at && pos < ov->at + JMP32_INSN_SIZE) {
-		for (i = 0; i < n && pos + i < ov->at + JMP32_INSN_SIZE; i++)
-			buf[i] = ov->bytes[pos + i - ov->at];
-	}
-	return n;
-}
-
-static bool kx_has_prefix(struct insn *insn, insn_byte_t want)
-{
-	insn_byte_t p;
-	int i;
-
-	for_each_insn_prefix(insn, i, p)
-		if (p == want)
-			return true;
-	return false;
-}
-
-/*
- * A relative branch: record its destination.  Operand-size prefixes are
- * refused, since vendors disagree on what 0x66 does to a 64-bit branch,
- * and so are 32-bit address-size prefixes on loop/jrcxz (they would count
- * in %ecx).
- */
-static int kx_relative(struct arch_kprobe_site *a, struct insn *insn,
-		       unsigned long next, u8 how, u8 cc)
-{
-	if (kx_has_prefix(insn, 0x66) ||
-	    (how == KX_LOOP && insn->addr_bytes != 8))
-		return -EINVAL;
-	a->how = how;
-	a->cc = cc;
-	a->target = next + (long)insn->immediate.value;
-	return 0;
-}
-
-/*
- * jmp/call through a register or memory (ff /4, ff /2).  Decode the
- * operand once so that the trap handler only has to add registers:
- * .target gets the constant part (displacement, or the absolute address of
- * a RIP-relative operand), .base/.index the registers, .cc the scale.
- * Operand- and address-size overrides and %fs/%gs-based operands are
- * refused: the kernel does not emit them for branches, and supporting them
- * would need segment bases on the hit path.
- */
-static int kx_indirect(struct arch_kprobe_site *a, struct insn *insn,
-		       unsigned long next, u8 how)
-{
-	insn_byte_t modrm = insn->modrm.bytes[0];
-	insn_byte_t rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
-	u8 rm = X86_MODRM_RM(modrm) | (X86_REX_B(rex) ? 8 : 0);
-
-	if (kx_has_prefix(insn, 0x66) || insn->addr_bytes != 8 ||
-	    kx_has_prefix(insn, 0x64) || kx_has_prefix(insn, 0x65))
-		return -EINVAL;
-
-	a->how = how;
-	a->base = KX_NO_REG;
-	a->index = KX_NO_REG;
-	a->cc = 0;
-	a->target = 0;
-
-	if (X86_MODRM_MOD(modrm) == 3) {
-		a->base = rm;
-		return 0;
-	}
-
-	a->cc = KX_IND_MEM;
-	if (insn_rip_relative(insn)) {
-		a->target = next + (long)insn->displacement.value;
-		return 0;
-	}
-
-	a->target = (long)insn->displacement.value;
-	if (X86_MODRM_RM(modrm) == 4) {
-		insn_byte_t sib = insn->sib.bytes[0];
-		u8 idx = X86_SIB_INDEX(sib) | (X86_REX_X(rex) ? 8 : 0);
-
-		/* index 100b without REX.X means "no index" */
-		if (idx != 4)
-			a->index = idx;
-		a->cc |= X86_SIB_SCALE(sib);
-		/* base 101b with mod 00 means "disp32, no base" */
-		if (X86_SIB_BASE(sib) != 5 || X86_MODRM_MOD(modrm) != 0)
-			a->base = X86_SIB_BASE(sib) | (X86_REX_B(rex) ? 8 : 0);
-	} else {
-		a->base = rm;
-	}
-	return 0;
-}
-
-/*
- * Group 7 (0f 01) with a register operand: a mixed bag of system
- * instructions.  Refuse those that change the GS base (swapgs), enter or
- * leave a guest or change GIF (vmlaunch, vmresume, vmrun, stgi, clgi),
- * return from an event (FRED erets/eretu share 0f 01 ca with clac), or
- * wait for an interrupt that the cleared IF would hold back (mwait,
- * mwaitx).
- */
-static bool kx_grp7_refused(struct insn *insn, insn_byte_t modrm)
-{
-	switch (modrm) {
-	case 0xf8:		/* swapgs */
-	case 0xc2:		/* vmlaunch */
-	case 0xc3:		/* vmresume */
-	case 0xd8:		/* vmrun */
-	case 0xdc:		/* stgi */
-	case 0xdd:		/* clgi */
-	case 0xc9:		/* mwait */
-	case 0xfb:		/* mwaitx */
-		return true;
-	case 0xca:		/* clac, or erets/eretu with f2/f3 */
-		return kx_has_prefix(insn, 0xf2) || kx_has_prefix(insn, 0xf3);
-	}
-	return false;
-}
-
-/*
- * Two-byte opcodes (0f xx).  Besides jcc rel32, which is emulated, refuse
- * the system-call family, the deliberate #UD encodings (the kernel's BUG()
- * and WARN() machinery finds them by address, which a copy would not
- * have), segment-register loads, rsm, getsec, xbegin's relative fallback
- * (c7 f8 is one byte, below), wrgsbase, endbr64 under IBT (an indirect
- * branch must land on the real thing, not on int3), and the group 7 cases
- * above.
- */
-static int kx_classify_0f(struct arch_kprobe_site *a, struct insn *insn,
-			  unsigned long next)
-{
-	insn_byte_t op = insn->opcode.bytes[1];
-	insn_byte_t modrm = insn->modrm.bytes[0];
-
-	if (op >= 0x80 && op <= 0x8f)
-		return kx_relative(a, insn, next, KX_JCC, op & 0xf);
-
-	switch (op) {
-	case 0x05:		/* syscall */
-	case 0x07:		/* sysret */
-	case 0x34:		/* sysenter */
-	case 0x35:		/* sysexit */
-	case 0x0b:		/* ud2 */
-	case 0xb9:		/* ud1 */
-	case 0xff:		/* ud0 */
-	case 0xa1:		/* pop %fs */
-	case 0xa9:		/* pop %gs */
-	case 0xb2:		/* lss */
-	case 0xb4:		/* lfs */
-	case 0xb5:		/* lgs */
-	case 0xaa:		/* rsm */
-	case 0x37:		/* getsec */
-		return -EINVAL;
-	case 0x01:
-		if (X86_MODRM_MOD(modrm) == 3 && kx_grp7_refused(insn, modrm))
-			return -EINVAL;
-		break;
-	case 0xae:		/* f3 0f ae /3, register form: wrgsbase */
-		if (X86_MODRM_MOD(modrm) == 3 && X86_MODRM_REG(modrm) == 3 &&
-		    kx_has_prefix(insn, 0xf3))
-			return -EINVAL;
-		break;
-	case 0x1e:		/* f3 0f 1e fa: endbr64 */
-		if (HAS_KERNEL_IBT && modrm == 0xfa && kx_has_prefix(insn, 0xf3))
-			return -EINVAL;
-		break;
-	}
-	return 0;
-}
-
-/*
- * sti holds interrupts off for one more instruction, which emulation
- * cannot do: "sti; hlt" (or mwait) would then take the wakeup interrupt
- * before halting, and halt with nothing left to wake it.  Is the
- * instruction at @next one of those?
- */
-static bool kx_sti_shadow_needed(unsigned long next)
-{
-	u8 b[3];
-
-	if (copy_from_kernel_nofault(b, (void *)next, sizeof(b)))
-		return true;
-	return b[0] == 0xf4 ||					/* hlt */
-	       (b[0] == 0x0f && b[1] == 0x01 &&
-		(b[2] == 0xc9 || b[2] == 0xfb));		/* mwait(x) */
-}
-
-/*
- * Decide how a hit executes @insn (found at @addr) and record what that
- * needs in @a.  Returns 0 or -EINVAL.
- *
- * cli, sti and popf are emulated: they change IF, which a step holds
- * clear.  Refused one-byte opcodes: iret, sti right before hlt or mwait
- * (see kx_sti_shadow_needed()), popf with a 16-bit operand, software
- * interrupts (int3, int n, into, int1), hlt (it would halt with IF
- * cleared), far branches and far returns, and moves to segment registers
- * (a write to %ss holds off interrupts for one instruction, one to %gs
- * replaces the per-CPU base the trap path relies on).  Reads of segment
- * registers, moves to %cr/%dr, wrmsr, in/out and the like are copied: at
- * CPL 0 they behave the same at any address, and a #GP from a *_safe MSR
- * access is sent back to its own exception-table entry (see
- * kprobe_fault_handler()).
- */
-int kx_classify(struct arch_kprobe_site *a, struct insn *insn,
-		unsigned long addr)
-{
-	unsigned long next = addr + insn->length;
-	insn_byte_t op = insn->opcode.bytes[0];
-	insn_byte_t reg = X86_MODRM_REG(insn->modrm.bytes[0]);
-
-	a->len = insn->length;
-	a->how = KX_STEP;
-
-	/* APX is not used by the kernel; its branch forms are not handled. */
-	if (insn_is_rex2(insn))
-		return -EINVAL;
-	/* VEX/EVEX/XOP encode no branches and nothing that touches IF. */
-	if (insn->vex_prefix.nbytes)
-		return 0;
-
-	if (op == 0x0f)
-		return insn->opcode.nbytes == 2 ? kx_classify_0f(a, insn, next) : 0;
-
-	if (op >= 0x70 && op <= 0x7f)
-		return kx_relative(a, insn, next, KX_JCC, op & 0xf);
-
-	switch (op) {
-	case 0xeb:		/* jmp rel8 */
-	case 0xe9:		/* jmp rel32 */
-		return kx_relative(a, insn, next, KX_JMP, 0);
-	case 0xe8:		/* call rel32 */
-		return kx_relative(a, insn, next, KX_CALL, 0);
-	case 0xe0:		/* loopne */
-	case 0xe1:		/* loope */
-	case 0xe2:		/* loop */
-	case 0xe3:		/* jrcxz */
-		return kx_relative(a, insn, next, KX_LOOP, op);
-	case 0xc2:		/* ret imm16 */
-	case 0xc3:		/* ret */
-		if (kx_has_prefix(insn, 0x66))
-			return -EINVAL;
-		a->how = KX_RET;
-		a->ret_pop = op == 0xc2 ? (u16)insn->immediate.value : 0;
-		return 0;
-	case 0xff:
-		if (reg == 2)
-			return kx_indirect(a, insn, next, KX_CALL_IND);
-		if (reg == 4)
-			return kx_indirect(a, insn, next, KX_JMP_IND);
-		if (reg == 3 || reg == 5)	/* far call, far jmp */
-			return -EINVAL;
-		return 0;
-	case 0xc7:		/* c7 f8: xbegin rel32 */
-		if (insn->modrm.bytes[0] == 0xf8)
-			return -EINVAL;
-		return 0;
-	case 0x9c:		/* pushf */
-		a->how = KX_STEP_PUSHF;
-		return 0;
-	case 0x9d:		/* popf */
-		if (kx_has_prefix(insn, 0x66))
-			return -EINVAL;
-		a->how = KX_POPF;
-		return 0;
-	case 0xfa:		/* cli */
-		a->how = KX_CLI;
-		return 0;
-	case 0xfb:		/* sti */
-		if (kx_sti_shadow_needed(next))
-			return -EINVAL;
-		a->how = KX_STI;
-		return 0;
-	case 0xcf:		/* iret */
-	case 0xcc:		/* int3 */
-	case 0xcd:		/* int n */
-	case 0xce:		/* into */
-	case 0xf1:		/* int1 */
-	case 0xf4:		/* hlt */
-	case 0x9a:		/* far call */
-	case 0xea:		/* far jmp */
-	case 0xca:		/* far ret imm16 */
-	case 0xcb:		/* far ret */
-	case 0x8e:		/* mov to a segment register */
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * Put a copy of the instruction (@orig, decoded as @insn, from @addr) at
- * @img, which will live at @at.  A RIP-relative operand keeps pointing at
- * the same byte.  Returns false if it cannot reach it from there.
- */
-bool kx_place_copy(u8 *img, unsigned long at, struct insn *insn,
-		   const u8 *orig, unsigned long addr)
-{
-	long disp;
-
-	memcpy(img, orig, insn->length);
-	if (!insn_rip_relative(insn))
-		return true;
-
-	disp = (long)insn->displacement.value + (long)(addr - at);
-	if (disp != (s32)disp)
-		return false;
-	put_unaligned_le32((s32)disp, img + insn_offset_displacement(insn));
-	return true;
-}
-
-/* A jmp or call rel32 at @img (living at @at) to @dest; false if too far. */
-static bool kx_place_rel32(u8 *img, u8 opcode, unsigned long at,
-			   unsigned long dest)
-{
-	long rel = (long)(dest - (at + JMP32_INSN_SIZE));
-
-	BUILD_BUG_ON(JMP32_INSN_SIZE != CALL_INSN_SIZE);
-	if (rel != (s32)rel)
-		return false;
-	img[0] = opcode;
-	put_unaligned_le32((s32)rel, img + 1);
-	return true;
-}
-
-bool kx_place_jmp(u8 *img, unsigned long at, unsigned long dest)
-{
-	return kx_place_rel32(img, JMP32_INSN_OPCODE, at, dest);
-}
-
-/*
- * Fill a new slot for a stepped instruction:
- *   KX_TRAP_COPY:  <copy> call kx_step_entry    (the tracked step)
- *   KX_LOOSE_COPY: <copy> jmp <addr + len>      (the untracked one)
- * and int3 everywhere else.  The slot is read-only, so the image is built
- * here and written with text_poke_copy().
- */
-static int kx_build_slot(struct arch_kprobe_site *a, struct insn *insn,
-			 const u8 *orig, unsigned long addr)
-{
-	u8 img[KPROBE_SLOT_SIZE];
-	unsigned long base;
-	u8 *slot;
-
-	BUILD_BUG_ON(KX_TRAP_COPY + MAX_INSN_SIZE + CALL_INSN_SIZE > KX_LOOSE_COPY);
-	BUILD_BUG_ON(KX_LOOSE_COPY + MAX_INSN_SIZE + JMP32_INSN_SIZE > KPROBE_SLOT_SIZE);
-
-	slot = kprobe_slot_alloc();
-	if (!slot)
-		return -ENOMEM;
-	base = (unsigned long)slot;
-
-	memset(img, INT3_INSN_OPCODE, sizeof(img));
-	if (!kx_place_copy(img + KX_TRAP_COPY, base + KX_TRAP_COPY,
-			   insn, orig, addr) ||
-	    !kx_place_rel32(img + KX_TRAP_COPY + insn->length, CALL_INSN_OPCODE,
-			    base + KX_TRAP_COPY + insn->length,
-			    (unsigned long)kx_step_entry) ||
-	    !kx_place_copy(img + KX_LOOSE_COPY, base + KX_LOOSE_COPY,
-			   insn, orig, addr) ||
-	    !kx_place_jmp(img + KX_LOOSE_COPY + insn->length,
-			  base + KX_LOOSE_COPY + insn->length,
-			  addr + insn->length)) {
-		kprobe_slot_free(slot);
-		return -EINVAL;
-	}
-
-	text_poke_copy(slot, img, sizeof(img));
-	/* A trace decoder (Intel PT) must see what the slot now holds. */
-	perf_event_text_poke(slot, NULL, 0, img, sizeof(img));
-	a->slot = slot;
-	return 0;
-}
+/* ---- Preparing a site ------------------------------------------------ */
 
 /**
  * arch_kprobe_site_prepare - check and prepare the instruction of a site
@@ -635,6 +149,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 	struct arch_kprobe_site *a = &s->arch;
 	unsigned long addr = (unsigned long)s->addr;
 	u8 buf[MAX_INSN_SIZE];
+	const char *why;
 	struct insn insn;
 	int len, ret;
 
@@ -675,10 +190,10 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		return -EINVAL;
 	}
 
-	ret = kx_classify(a, &insn, addr);
+	ret = kx_classify(a, &insn, addr, &why);
 	if (ret) {
-		pr_debug("%pS: instruction cannot be probed (%*ph)\n",
-			 s->addr, insn.length, buf);
+		pr_debug("%pS: cannot be probed (%*ph): %s\n",
+			 s->addr, insn.length, buf, why);
 		return ret;
 	}
 
@@ -734,49 +249,6 @@ void arch_kprobe_slot_page_init(void *page)
 }
 
 /* ---- Placement -------------------------------------------------------- */
-
-/**
- * arch_kprobe_on_insn_boundary - does an instruction start at @addr?
- * @addr: the address to check
- * @offset: its distance from the start of its function
- *
- * Decodes forward from the start of the function, reading the text as it
- * was before kprobes wrote breakpoints and jumps into it (kx_fetch_orig()).
- * The caller holds kprobe_mutex, so those sites stay put while we look at
- * them.
- *
- * Return: true if decoding lands exactly on @addr.
- */
-bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
-{
-	unsigned long pos = addr - offset;
-	struct kx_overlay ov = {};
-	u8 buf[MAX_INSN_SIZE];
-	struct insn insn;
-	int len;
-
-	while (pos < addr) {
-		len = kx_fetch_orig(&ov, pos, buf);
-		if (!len)
-			return false;
-
-		/*
-		 * An int3 that is not a kprobe: ftrace may be rewriting its
-		 * call site right now (text_poke_bp() leaves int3 in front
-		 * of it for a while).  The site is 5 bytes either way.
-		 */
-		if (buf[0] == INT3_INSN_OPCODE && ftrace_location(pos) == pos) {
-			pos += KX_FENTRY_SIZE;
-			continue;
-		}
-
-		if (insn_decode(&insn, buf, len, INSN_MODE_KERN) < 0 ||
-		    !insn.length)
-			return false;
-		pos += insn.length;
-	}
-	return pos == addr;
-}
 
 /**
  * arch_adjust_kprobe_addr - move a probe off a function's ENDBR
@@ -911,125 +383,6 @@ void arch_kprobe_poke_finish(void)
 
 /* ---- Hit path ---------------------------------------------------------- */
 
-/* pt_regs offsets of the general registers, in encoding order. */
-static const u8 kx_gpr_offset[16] = {
-	offsetof(struct pt_regs, ax),  offsetof(struct pt_regs, cx),
-	offsetof(struct pt_regs, dx),  offsetof(struct pt_regs, bx),
-	offsetof(struct pt_regs, sp),  offsetof(struct pt_regs, bp),
-	offsetof(struct pt_regs, si),  offsetof(struct pt_regs, di),
-	offsetof(struct pt_regs, r8),  offsetof(struct pt_regs, r9),
-	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
-	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
-	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
-};
-
-static nokprobe_inline unsigned long kx_gpr(struct pt_regs *regs, u8 nr)
-{
-	return *(unsigned long *)((u8 *)regs + kx_gpr_offset[nr & 15]);
-}
-
-/*
- * Destination of an indirect branch.  The operand is read with an
- * exception-table protected load; false if it cannot be read.
- */
-static nokprobe_inline bool kx_indirect_dest(struct arch_kprobe_site *a,
-					     struct pt_regs *regs,
-					     unsigned long *dest)
-{
-	unsigned long ea;
-
-	if (!(a->cc & KX_IND_MEM)) {
-		*dest = kx_gpr(regs, a->base);
-		return true;
-	}
-
-	ea = a->target;
-	if (a->base != KX_NO_REG)
-		ea += kx_gpr(regs, a->base);
-	if (a->index != KX_NO_REG)
-		ea += kx_gpr(regs, a->index) << (a->cc & 3);
-
-	__get_kernel_nofault(dest, (void *)ea, unsigned long, unreadable);
-	return true;
-unreadable:
-	return false;
-}
-
-/* The flags popf can change at CPL 0; RF is cleared, VM, VIF, VIP kept. */
-#define KX_POPF_FLAGS	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
-			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_TF | \
-			 X86_EFLAGS_IF | X86_EFLAGS_DF | X86_EFLAGS_OF | \
-			 X86_EFLAGS_IOPL | X86_EFLAGS_NT | X86_EFLAGS_AC | \
-			 X86_EFLAGS_ID)
-
-/*
- * Execute an emulated instruction of @s on @regs, as the CPU would have at
- * s->addr.  Pushes go below regs->sp: the int3 entry code leaves a gap
- * there for exactly this.  Returns false if it could not be done.
- */
-static bool kx_emulate(struct kprobe_site *s, struct pt_regs *regs)
-{
-	struct arch_kprobe_site *a = &s->arch;
-	unsigned long next = (unsigned long)s->addr + a->len;
-	unsigned long dest;
-	bool taken;
-
-	switch (a->how) {
-	case KX_JMP:
-		int3_emulate_jmp(regs, a->target);
-		return true;
-	case KX_CALL:
-		int3_emulate_push(regs, next);
-		int3_emulate_jmp(regs, a->target);
-		return true;
-	case KX_JCC:
-		int3_emulate_jcc(regs, a->cc, next, a->target - next);
-		return true;
-	case KX_LOOP:
-		if (a->cc == 0xe3) {			/* jrcxz */
-			taken = !regs->cx;
-		} else {
-			regs->cx--;
-			taken = regs->cx != 0;
-			if (a->cc == 0xe0)		/* loopne */
-				taken = taken && !(regs->flags & X86_EFLAGS_ZF);
-			else if (a->cc == 0xe1)		/* loope */
-				taken = taken && (regs->flags & X86_EFLAGS_ZF);
-		}
-		int3_emulate_jmp(regs, taken ? a->target : next);
-		return true;
-	case KX_RET:
-		int3_emulate_ret(regs);
-		regs->sp += a->ret_pop;
-		return true;
-	case KX_JMP_IND:
-	case KX_CALL_IND:
-		if (!kx_indirect_dest(a, regs, &dest))
-			return false;
-		if (a->how == KX_CALL_IND)
-			int3_emulate_push(regs, next);
-		int3_emulate_jmp(regs, dest);
-		return true;
-	case KX_CLI:
-		regs->flags &= ~X86_EFLAGS_IF;
-		break;
-	case KX_STI:
-		regs->flags |= X86_EFLAGS_IF;
-		break;
-	case KX_POPF:
-		dest = int3_emulate_pop(regs);
-		regs->flags = (regs->flags & ~(KX_POPF_FLAGS | X86_EFLAGS_RF)) |
-			      (dest & KX_POPF_FLAGS);
-		break;
-	default:
-		return false;
-	}
-	int3_emulate_jmp(regs, next);
-	return true;
-}
-
-NOKPROBE_SYMBOL(kx_emulate);
-
 static nokprobe_inline bool kx_is_emulated(struct kprobe_site *s)
 {
 	return s->arch.how >= KX_JMP;
@@ -1052,13 +405,13 @@ static int kx_emulation_failed(struct kprobe_site *s, struct pt_regs *regs)
 NOKPROBE_SYMBOL(kx_emulation_failed);
 
 /* Send the CPU to the tracked copy of @s, with interrupts held off. */
-static nokprobe_inline int kx_start_step(struct kx_frame *f, struct pt_regs *regs)
+static nokprobe_inline int kx_start_step(struct kprobe_frame *f, struct pt_regs *regs)
 {
-	f->if_flag = regs->flags & X86_EFLAGS_IF;
+	f->saved = regs->flags & X86_EFLAGS_IF;
 	regs->flags &= ~X86_EFLAGS_IF;
 	regs->ip = (unsigned long)f->site->arch.slot + KX_TRAP_COPY;
 	barrier();
-	f->phase = KX_FRAME_STEPPING;
+	f->phase = KPROBE_FRAME_STEPPING;
 	return 1;
 }
 
@@ -1074,7 +427,7 @@ static noinline bool kx_site_pre(struct kprobe_site *s, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kx_site_pre);
 
-static noinline void kx_site_post(struct kx_frame *f, struct pt_regs *regs)
+static noinline void kx_site_post(struct kprobe_frame *f, struct pt_regs *regs)
 {
 	kprobe_site_post(f->site, f->solo, regs);
 }
@@ -1087,7 +440,7 @@ NOKPROBE_SYMBOL(kx_site_post);
  * of the probe whose pre_handler ran when the hit took the shortcut: see
  * kprobe_site_solo().
  */
-static nokprobe_inline bool kx_hit_comes_back(struct kx_frame *f)
+static nokprobe_inline bool kx_hit_comes_back(struct kprobe_frame *f)
 {
 	if (f->solo)
 		return f->solo->post_handler;
@@ -1105,7 +458,7 @@ static nokprobe_inline bool kx_hit_comes_back(struct kx_frame *f)
  * is never noinstr: RCU is watching, and nothing needs telling that a
  * CPU left an idle or user context.
  */
-static nokprobe_inline void kx_step_post(struct kx_frame *f,
+static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
 					 struct pt_regs *regs)
 {
 	bool irqs_were_on = lockdep_hardirqs_enabled();
@@ -1123,25 +476,25 @@ static nokprobe_inline void kx_step_post(struct kx_frame *f,
 }
 
 /* The tracked copy has run: finish the hit. */
-static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
+static nokprobe_inline void kx_end_step(struct kprobe_frames *c, struct kprobe_frame *f,
 					struct pt_regs *regs)
 {
 	struct kprobe_site *s = f->site;
 
-	f->phase = KX_FRAME_BUSY;
+	f->phase = KPROBE_FRAME_BUSY;
 	regs->ip = (unsigned long)s->addr + s->arch.len;
-	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->saved;
 
 	/* pushf stored the IF we had cleared: store the real one. */
 	if (s->arch.how == KX_STEP_PUSHF) {
 		u16 *word = (u16 *)regs->sp;
 
-		*word = (*word & ~X86_EFLAGS_IF) | f->if_flag;
+		*word = (*word & ~X86_EFLAGS_IF) | f->saved;
 	}
 
 	if (!f->missed && (!f->solo || f->solo->post_handler))
 		kx_step_post(f, regs);
-	kx_pop(c, f);
+	kprobe_frame_pop(c, f);
 }
 
 /**
@@ -1157,10 +510,10 @@ static nokprobe_inline void kx_end_step(struct kx_cpu *c, struct kx_frame *f,
  */
 void kx_step_done(struct pt_regs *regs)
 {
-	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
-	struct kx_frame *f = kx_top(c);
+	struct kprobe_frames *c = this_cpu_ptr(&kx_cpu);
+	struct kprobe_frame *f = kprobe_frame_top(c);
 
-	if (unlikely(!f || f->phase != KX_FRAME_STEPPING ||
+	if (unlikely(!f || f->phase != KPROBE_FRAME_STEPPING ||
 		     regs->ip != kx_step_end(f->site)))
 		panic("kprobes: a step ended at %pS with no step in flight\n",
 		      (void *)regs->ip);
@@ -1188,17 +541,17 @@ static int kx_run_unframed(struct kprobe_site *s, struct pt_regs *regs)
 	}
 
 	pr_emerg("probe at %pS hit %u deep with interrupts on; cannot step it\n",
-		 s->addr, KX_NEST);
+		 s->addr, KPROBE_FRAME_NEST);
 	return 0;
 }
 
 NOKPROBE_SYMBOL(kx_run_unframed);
 
 /* A hit while this CPU already runs a probe: execute, count, no handlers. */
-static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
+static int kx_reenter(struct kprobe_frames *c, struct kprobe_site *s,
 		      struct pt_regs *regs, struct kprobe *running)
 {
-	struct kx_frame *f;
+	struct kprobe_frame *f;
 
 	kprobe_site_missed(s);
 
@@ -1213,7 +566,7 @@ static int kx_reenter(struct kx_cpu *c, struct kprobe_site *s,
 		return 1;
 	}
 
-	f = kx_push(c, s, running, true);
+	f = kprobe_frame_push(c, s, running, true);
 	if (!f)
 		return kx_run_unframed(s, regs);
 	return kx_start_step(f, regs);
@@ -1231,9 +584,9 @@ NOKPROBE_SYMBOL(kx_reenter);
 static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 				 struct kprobe_site *s)
 {
-	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
+	struct kprobe_frames *c = this_cpu_ptr(&kx_cpu);
 	struct kprobe *running;
-	struct kx_frame *f;
+	struct kprobe_frame *f;
 
 	if (user_mode(regs))
 		return 0;
@@ -1256,7 +609,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	if (running)
 		return kx_reenter(c, s, regs, running);
 
-	f = kx_push(c, s, NULL, false);
+	f = kprobe_frame_push(c, s, NULL, false);
 	if (!f) {
 		kprobe_site_missed(s);
 		return kx_run_unframed(s, regs);
@@ -1275,14 +628,14 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		__this_cpu_write(current_kprobe, running);
 		if (running->pre_handler(running, regs)) {
 			/* A handler moved regs->ip: the instruction is skipped. */
-			kx_pop(c, f);
+			kprobe_frame_pop(c, f);
 			return 1;
 		}
 	} else {
 		running = kprobe_site_first(s);
 		__this_cpu_write(current_kprobe, running);
 		if (kx_site_pre(s, regs)) {
-			kx_pop(c, f);
+			kprobe_frame_pop(c, f);
 			return 1;
 		}
 	}
@@ -1296,12 +649,12 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	 * being added right now.
 	 */
 	if (kx_opt_ready(s)) {
-		kx_pop(c, f);
+		kprobe_frame_pop(c, f);
 		regs->ip = kx_opt_copy(s);
 		return 1;
 	}
 	if (s->arch.boost_ip && !kx_hit_comes_back(f)) {
-		kx_pop(c, f);
+		kprobe_frame_pop(c, f);
 		regs->ip = s->arch.boost_ip;
 		return 1;
 	}
@@ -1309,11 +662,11 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 		return kx_start_step(f, regs);
 
 	if (!kx_emulate(s, regs)) {
-		kx_pop(c, f);
+		kprobe_frame_pop(c, f);
 		return kx_emulation_failed(s, regs);
 	}
 	kx_site_post(f, regs);
-	kx_pop(c, f);
+	kprobe_frame_pop(c, f);
 	return 1;
 }
 
@@ -1375,19 +728,19 @@ NOKPROBE_SYMBOL(kprobe_int3_handler);
  * enough there; the #GP path has already tried the exception table,
  * against the copy's address, so we try it again for the original one.
  */
-static int kx_step_fault(struct kx_cpu *c, struct kx_frame *f,
+static int kx_step_fault(struct kprobe_frames *c, struct kprobe_frame *f,
 			 struct pt_regs *regs, int trapnr)
 {
 	struct kprobe_site *s = f->site;
 	int handled = 0;
 
 	regs->ip = (unsigned long)s->addr;
-	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->if_flag;
+	regs->flags = (regs->flags & ~X86_EFLAGS_IF) | f->saved;
 	if (!f->missed && (READ_ONCE(s->flags) & KSITE_FAULT)) {
-		f->phase = KX_FRAME_FAULT;
+		f->phase = KPROBE_FRAME_FAULT;
 		handled = kprobe_site_fault(s, regs, trapnr);
 	}
-	kx_pop(c, f);
+	kprobe_frame_pop(c, f);
 	if (handled)
 		return 1;
 	if (trapnr == X86_TRAP_GP)
@@ -1403,7 +756,7 @@ NOKPROBE_SYMBOL(kx_step_fault);
  * interrupt) that came in the middle and faults is none of their
  * business.  A fault in the fault_handler itself is left alone.
  */
-static int kx_handler_fault(struct kx_frame *f, struct pt_regs *regs,
+static int kx_handler_fault(struct kprobe_frame *f, struct pt_regs *regs,
 			    int trapnr)
 {
 	int handled;
@@ -1411,9 +764,9 @@ static int kx_handler_fault(struct kx_frame *f, struct pt_regs *regs,
 	if (f->missed || f->ctx != irq_count() ||
 	    !(READ_ONCE(f->site->flags) & KSITE_FAULT))
 		return 0;
-	f->phase = KX_FRAME_FAULT;
+	f->phase = KPROBE_FRAME_FAULT;
 	handled = kprobe_fault_notify(kprobe_running(), regs, trapnr);
-	f->phase = KX_FRAME_BUSY;
+	f->phase = KPROBE_FRAME_BUSY;
 	return handled;
 }
 
@@ -1433,15 +786,15 @@ NOKPROBE_SYMBOL(kx_handler_fault);
  */
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
-	struct kx_cpu *c = this_cpu_ptr(&kx_cpu);
-	struct kx_frame *f = kx_top(c);
+	struct kprobe_frames *c = this_cpu_ptr(&kx_cpu);
+	struct kprobe_frame *f = kprobe_frame_top(c);
 	unsigned long copy;
 
 	if (user_mode(regs) || !f)
 		return 0;
-	if (f->phase == KX_FRAME_BUSY)
+	if (f->phase == KPROBE_FRAME_BUSY)
 		return kx_handler_fault(f, regs, trapnr);
-	if (f->phase != KX_FRAME_STEPPING)
+	if (f->phase != KPROBE_FRAME_STEPPING)
 		return 0;
 
 	copy = (unsigned long)f->site->arch.slot + KX_TRAP_COPY;

@@ -258,6 +258,7 @@ static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
 	unsigned int at = KX_OPT_COPY;
 	struct arch_kprobe_site tmp;
 	struct kx_overlay ov = {};
+	const char *why;
 	u8 buf[MAX_INSN_SIZE];
 	struct insn insn;
 	int n;
@@ -268,7 +269,7 @@ static int kx_region(struct kprobe_site *s, unsigned long end, u8 *img,
 		    !insn.length)
 			return -EILSEQ;
 		memset(&tmp, 0, sizeof(tmp));
-		if (kx_classify(&tmp, &insn, pos) ||
+		if (kx_classify(&tmp, &insn, pos, &why) ||
 		    (tmp.how != KX_STEP && tmp.how != KX_STEP_PUSHF))
 			return -EINVAL;
 		if (pos + insn.length > end || search_exception_tables(pos))

@@ -51,7 +51,7 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 				    struct pt_regs *regs)
 {
 	unsigned long orig = regs->ip;
-	struct kx_frame *f = NULL;
+	struct kprobe_frame *f = NULL;
 
 	if (kprobe_running()) {
 		kprobe_site_missed(s);

@@ -33,6 +33,40 @@ static bool kprobe_site_has_enabled(struct kprobe_site *s)
 	return false;
 }
 
+/*
+ * Every write of kernel text the core asks of a backend is made under
+ * these: text_mutex, and outside it the CPU hotplug lock where the
+ * backend's pokes stop_machine_cpuslocked() (KPROBE_POKE_CPUS_LOCKED),
+ * in the kernel's order (see internal.h).
+ */
+void kprobe_text_lock(void)
+{
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_lock();
+	mutex_lock(&text_mutex);
+}
+
+void kprobe_text_unlock(void)
+{
+	mutex_unlock(&text_mutex);
+	if (KPROBE_POKE_CPUS_LOCKED)
+		cpus_read_unlock();
+}
+
+/*
+ * The hit paths' shortcuts (s->solo, s->bp_solo, s->duo: kprobes_arch.h)
+ * are written here only.  @p is leaving @s: no hit may take a shortcut
+ * to it from now on, before kprobe_site_want_armed() recomputes them.
+ */
+void kprobe_site_shortcuts_drop(struct kprobe_site *s, struct kprobe *p)
+{
+	if (READ_ONCE(s->solo) == p) {
+		WRITE_ONCE(s->solo, NULL);
+		WRITE_ONCE(s->bp_solo, NULL);
+	}
+	WRITE_ONCE(s->duo, NULL);
+}
+
 /* Recompute s->bp_solo from s->solo and the flags (kprobes_arch.h). */
 void kprobe_site_bp_solo_update(struct kprobe_site *s)
 {
@@ -102,9 +136,9 @@ bool kprobe_site_want_armed(struct kprobe_site *s)
  */
 static void kprobe_arm_sync_fn(struct work_struct *work)
 {
-	mutex_lock(&text_mutex);
+	kprobe_text_lock();
 	arch_kprobe_poke_finish();
-	mutex_unlock(&text_mutex);
+	kprobe_text_unlock();
 }
 
 static DECLARE_DELAYED_WORK(arm_sync_work, kprobe_arm_sync_fn);
@@ -146,10 +180,7 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			nbp++;
 	}
 	if (nbp) {
-		/* The hotplug lock first, as ftrace and jump labels take them. */
-		if (KPROBE_POKE_CPUS_LOCKED)
-			cpus_read_lock();
-		mutex_lock(&text_mutex);
+		kprobe_text_lock();
 		list_for_each_entry(s, batch, batch) {
 			if (!!(s->flags & KSITE_ARMED) == arm ||
 			    (s->flags & KSITE_FTRACE))
@@ -161,9 +192,7 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 			kprobe_arm_sync_later();
 		else
 			arch_kprobe_poke_finish();
-		mutex_unlock(&text_mutex);
-		if (KPROBE_POKE_CPUS_LOCKED)
-			cpus_read_unlock();
+		kprobe_text_unlock();
 	}
 	if (!nftrace)
 		return 0;

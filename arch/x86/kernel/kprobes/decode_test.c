@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit test of decode.c's classification: instruction bytes in, how a
+ * hit executes them (or the refusal and a word of its reason) out.  The
+ * expected values are written by hand from the instruction set manuals,
+ * not taken from the rule table.  Built in: kx_classify() is the
+ * backend's own.
+ */
+
+#include <kunit/test.h>
+#include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
+#include <linux/string.h>
+#include <asm/ibt.h>
+#include <asm/insn.h>
+
+#include "backend.h"
+
+#define KXD_NO_TARGET	LONG_MIN
+
+/*
+ * @bytes: the instruction, and for the sti cases what follows it; the
+ * rest of the text is nops.
+ */
+struct kxd_case {
+	const char	*name;
+	const char	*bytes;
+	u8		nbytes;
+	u8		len;		/* the instruction's length */
+	u8		how;		/* KX_*, KX_REFUSED */
+	const char	*why;		/* a word of the reason, if refused */
+	long		target;		/* a branch's destination - its address */
+};
+
+#define STEP(n, l, b)	{ n, b, sizeof(b) - 1, l, KX_STEP, NULL, KXD_NO_TARGET }
+#define EMUL(n, l, h, b) { n, b, sizeof(b) - 1, l, h, NULL, KXD_NO_TARGET }
+#define BRANCH(n, l, h, t, b) { n, b, sizeof(b) - 1, l, h, NULL, t }
+#define REFUSED(n, l, w, b) { n, b, sizeof(b) - 1, l, KX_REFUSED, w, KXD_NO_TARGET }
+
+static const struct kxd_case kxd_cases[] = {
+	STEP("nop", 1, "\x90"),
+	STEP("push %rbp", 1, "\x55"),
+	STEP("mov %rsp, %rbp", 3, "\x48\x89\xe5"),
+	STEP("mov %ds, %eax", 2, "\x8c\xd8"),
+	STEP("movl $1, (%rax)", 6, "\xc7\x00\x01\x00\x00\x00"),
+	STEP("wrmsr", 2, "\x0f\x30"),
+	STEP("mov %rax, %cr3", 3, "\x0f\x22\xd8"),
+	STEP("clac", 3, "\x0f\x01\xca"),
+	STEP("stac", 3, "\x0f\x01\xcb"),
+	STEP("xgetbv", 3, "\x0f\x01\xd0"),
+	STEP("rdgsbase %rax", 5, "\xf3\x48\x0f\xae\xc8"),
+	STEP("pshufb %xmm1, %xmm0", 5, "\x66\x0f\x38\x00\xc1"),
+	STEP("vzeroupper", 3, "\xc5\xf8\x77"),
+	STEP("lock incl (%rax)", 3, "\xf0\xff\x00"),
+	EMUL("pushf", 1, KX_STEP_PUSHF, "\x9c"),
+	EMUL("popf", 1, KX_POPF, "\x9d"),
+	EMUL("cli", 1, KX_CLI, "\xfa"),
+	EMUL("sti; nop", 1, KX_STI, "\xfb"),
+	EMUL("ret", 1, KX_RET, "\xc3"),
+	EMUL("ret $8", 3, KX_RET, "\xc2\x08\x00"),
+	EMUL("call *%rax", 2, KX_CALL_IND, "\xff\xd0"),
+	EMUL("jmp *%rax", 2, KX_JMP_IND, "\xff\xe0"),
+	EMUL("call *%r11", 3, KX_CALL_IND, "\x41\xff\xd3"),
+	EMUL("jmp *0x10(%rip)", 6, KX_JMP_IND, "\xff\x25\x10\x00\x00\x00"),
+	EMUL("jmp *(%rax, %rcx, 8)", 3, KX_JMP_IND, "\xff\x24\xc8"),
+	BRANCH("jmp .+7", 2, KX_JMP, 7, "\xeb\x05"),
+	BRANCH("jmp rel32", 5, KX_JMP, 0x105, "\xe9\x00\x01\x00\x00"),
+	BRANCH("call rel32", 5, KX_CALL, 5 - 0x10, "\xe8\xf0\xff\xff\xff"),
+	BRANCH("je .+4", 2, KX_JCC, 4, "\x74\x02"),
+	BRANCH("jne rel32", 6, KX_JCC, 6 + 0x20, "\x0f\x85\x20\x00\x00\x00"),
+	BRANCH("loop .", 2, KX_LOOP, 0, "\xe2\xfe"),
+	BRANCH("jrcxz .+2", 2, KX_LOOP, 2, "\xe3\x00"),
+
+	REFUSED("popfw", 2, "popf", "\x66\x9d"),
+	REFUSED("retw", 2, "ret", "\x66\xc3"),
+	REFUSED("jmpw", 3, "jmp", "\x66\xeb\x05"),
+	REFUSED("je with 0x66", 3, "jcc", "\x66\x74\x02"),
+	REFUSED("loopl", 3, "address-size", "\x67\xe2\xfd"),
+	REFUSED("jmp *%gs:0", 8, "%gs", "\x65\xff\x24\x25\x00\x00\x00\x00"),
+	REFUSED("lcall *(%rax)", 2, "far", "\xff\x18"),
+	REFUSED("ljmp *(%rax)", 2, "far", "\xff\x28"),
+	REFUSED("lret", 1, "far", "\xcb"),
+	REFUSED("iret", 1, "iret", "\xcf"),
+	REFUSED("iretq", 2, "iret", "\x48\xcf"),
+	REFUSED("int3", 1, "int3", "\xcc"),
+	REFUSED("int $0x80", 2, "int", "\xcd\x80"),
+	REFUSED("int1", 1, "int1", "\xf1"),
+	REFUSED("hlt", 1, "hlt", "\xf4"),
+	REFUSED("sti; hlt", 1, "sti", "\xfb\xf4"),
+	REFUSED("sti; mwait", 1, "sti", "\xfb\x0f\x01\xc9"),
+	REFUSED("mov %eax, %ds", 2, "segment", "\x8e\xd8"),
+	REFUSED("xbegin", 6, "xbegin", "\xc7\xf8\x00\x00\x00\x00"),
+	REFUSED("syscall", 2, "syscall", "\x0f\x05"),
+	REFUSED("sysretq", 3, "sysret", "\x48\x0f\x07"),
+	REFUSED("ud2", 2, "ud2", "\x0f\x0b"),
+	REFUSED("pop %gs", 2, "%gs", "\x0f\xa9"),
+	REFUSED("lss", 3, "lss", "\x0f\xb2\x00"),
+	REFUSED("swapgs", 3, "swapgs", "\x0f\x01\xf8"),
+	REFUSED("vmlaunch", 3, "guest", "\x0f\x01\xc2"),
+	REFUSED("mwait", 3, "mwait", "\x0f\x01\xc9"),
+	REFUSED("erets", 4, "FRED", "\xf2\x0f\x01\xca"),
+	REFUSED("wrgsbase %rax", 5, "wrgsbase", "\xf3\x48\x0f\xae\xd8"),
+	{ "endbr64", "\xf3\x0f\x1e\xfa", 4, 4,
+	  HAS_KERNEL_IBT ? KX_REFUSED : KX_STEP,
+	  HAS_KERNEL_IBT ? "endbr64" : NULL, KXD_NO_TARGET },
+};
+
+static void kxd_case_desc(const struct kxd_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(kxd, kxd_cases, kxd_case_desc);
+
+static void kxd_classify(struct kunit *test)
+{
+	const struct kxd_case *c = test->param_value;
+	u8 buf[2 * MAX_INSN_SIZE];
+	struct arch_kprobe_site a = {};
+	unsigned long addr = (unsigned long)buf;
+	const char *why = "not set";
+	struct insn insn;
+	int ret;
+
+	/* The text the case sits in: kx_classify() may read past it (sti). */
+	memset(buf, 0x90, sizeof(buf));
+	memcpy(buf, c->bytes, c->nbytes);
+
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, buf, MAX_INSN_SIZE,
+					  INSN_MODE_64), 0);
+	KUNIT_ASSERT_EQ(test, (int)insn.length, (int)c->len);
+
+	ret = kx_classify(&a, &insn, addr, &why);
+	if (c->how == KX_REFUSED) {
+		KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+		KUNIT_ASSERT_NOT_NULL(test, why);
+		KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(why, c->why),
+					  "reason \"%s\" lacks \"%s\"", why, c->why);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_NULL(test, why);
+	KUNIT_EXPECT_EQ(test, (int)a.how, (int)c->how);
+	KUNIT_EXPECT_EQ(test, (int)a.len, (int)c->len);
+	if (c->target != KXD_NO_TARGET)
+		KUNIT_EXPECT_EQ(test, (long)(a.target - addr), c->target);
+}
+
+/* What emulation needs of a few operands, decoded once at prepare. */
+static void kxd_operands(struct kunit *test)
+{
+	static const u8 ret8[] = { 0xc2, 0x08, 0x00 };
+	static const u8 sib[] = { 0xff, 0x24, 0xc8 };		/* jmp *(%rax,%rcx,8) */
+	static const u8 r11[] = { 0x41, 0xff, 0xd3 };		/* call *%r11 */
+	struct arch_kprobe_site a = {};
+	const char *why;
+	struct insn insn;
+
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, ret8, sizeof(ret8), INSN_MODE_64), 0);
+	KUNIT_ASSERT_EQ(test, kx_classify(&a, &insn, (unsigned long)ret8, &why), 0);
+	KUNIT_EXPECT_EQ(test, (int)a.ret_pop, 8);
+
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, sib, sizeof(sib), INSN_MODE_64), 0);
+	KUNIT_ASSERT_EQ(test, kx_classify(&a, &insn, (unsigned long)sib, &why), 0);
+	KUNIT_EXPECT_EQ(test, (int)a.base, 0);			/* %rax */
+	KUNIT_EXPECT_EQ(test, (int)a.index, 1);			/* %rcx */
+	KUNIT_EXPECT_EQ(test, (int)a.cc, KX_IND_MEM | 3);	/* scale 8 */
+
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, r11, sizeof(r11), INSN_MODE_64), 0);
+	KUNIT_ASSERT_EQ(test, kx_classify(&a, &insn, (unsigned long)r11, &why), 0);
+	KUNIT_EXPECT_EQ(test, (int)a.base, 11);
+	KUNIT_EXPECT_EQ(test, (int)a.index, KX_NO_REG);
+	KUNIT_EXPECT_EQ(test, (int)a.cc, 0);			/* a register */
+}
+
+static struct kunit_case kxd_test_cases[] = {
+	KUNIT_CASE_PARAM(kxd_classify, kxd_gen_params),
+	KUNIT_CASE(kxd_operands),
+	{}
+};
+
+static struct kunit_suite kxd_suite = {
+	.name = "kprobes_x86_decode",
+	.test_cases = kxd_test_cases,
+};
+
+kunit_test_suite(kxd_suite);
