@@ -10,7 +10,9 @@
  * only switches on the result (arch_kprobe_site.how).  A refused
  * instruction's row says why, and arch_kprobe_site_prepare() passes that
  * on in a pr_debug().  Refusing one more instruction is one more row, and
- * one more case in decode_test.c.
+ * one more case in decode_test.c.  The table is written for 64-bit and
+ * 32-bit code alike (the decoder knows the mode); rows that hold in
+ * 32-bit mode only say so, and decode_test.c checks both modes.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -107,8 +109,9 @@ enum {
 #define KX_PFX_FS	BIT(4)
 #define KX_PFX_GS	BIT(5)
 
-/* kx_rule.when: the row only holds on a kernel with ... */
-#define KX_IF_IBT	BIT(0)		/* indirect branch tracking */
+/* kx_rule.when: the row only holds ... */
+#define KX_IF_IBT	BIT(0)		/* on a kernel with indirect branch tracking */
+#define KX_IF_32	BIT(1)		/* in 32-bit mode (i386) */
 
 /*
  * One class of instructions: opcode byte @lo to @hi in @map, whose ModRM
@@ -153,17 +156,17 @@ struct kx_rule {
 static const struct kx_rule kx_rules[] = {
 	/* Branches with a prefix that changes them. */
 	KX_REFUSE(ONE, 0x70, 0x7f, 0, 0, KX_PFX_66, 0,
-		  "jcc with an operand-size prefix: vendors disagree on it in 64-bit mode"),
+		  "jcc with an operand-size prefix: a 16-bit target, or vendors disagree"),
 	KX_REFUSE(0F, 0x80, 0x8f, 0, 0, KX_PFX_66, 0,
-		  "jcc with an operand-size prefix: vendors disagree on it in 64-bit mode"),
+		  "jcc with an operand-size prefix: a 16-bit target, or vendors disagree"),
 	KX_REFUSE(ONE, 0xe8, 0xe9, 0, 0, KX_PFX_66, 0,
-		  "call or jmp with an operand-size prefix: vendors disagree on it in 64-bit mode"),
+		  "call or jmp with an operand-size prefix: a 16-bit target, or vendors disagree"),
 	KX_REFUSE(ONE, 0xeb, 0xeb, 0, 0, KX_PFX_66, 0,
-		  "jmp with an operand-size prefix: vendors disagree on it in 64-bit mode"),
+		  "jmp with an operand-size prefix: a 16-bit target, or vendors disagree"),
 	KX_REFUSE(ONE, 0xe0, 0xe3, 0, 0, KX_PFX_66, 0,
-		  "loop or jrcxz with an operand-size prefix: vendors disagree on it"),
+		  "loop or jrcxz with an operand-size prefix: a 16-bit target"),
 	KX_REFUSE(ONE, 0xe0, 0xe3, 0, 0, KX_PFX_67, 0,
-		  "loop or jrcxz with an address-size prefix: counts in %ecx"),
+		  "loop or jrcxz with an address-size prefix: counts in a narrower register"),
 	KX_REFUSE(ONE, 0xc2, 0xc3, 0, 0, KX_PFX_66, 0,
 		  "ret with an operand-size prefix: pops two bytes"),
 	KX_REFUSE(ONE, 0xff, 0xff, KX_REG, KX_SLASH(2), KX_BRANCH_PFX, 0,
@@ -190,9 +193,15 @@ static const struct kx_rule kx_rules[] = {
 	KX_REFUSE(ONE, 0xff, 0xff, KX_REG, KX_SLASH(5), 0, 0,
 		  "far indirect jmp: changes %cs"),
 	KX_REFUSE(ONE, 0x8e, 0x8e, 0, 0, 0, 0,
-		  "mov to a segment register: %ss masks interrupts, %gs is the per-CPU base"),
+		  "mov to a segment register: %ss masks interrupts, %fs/%gs is the per-CPU base"),
 	KX_REFUSE(ONE, 0xc7, 0xc7, KX_BYTE, 0xf8, 0, 0,
 		  "xbegin: its abort path is relative to where it sits"),
+	/* Only in 32-bit mode: 64-bit mode has none of them (c4, c5: VEX). */
+	KX_REFUSE(ONE, 0x07, 0x07, 0, 0, 0, KX_IF_32, "pop %es: loads a segment register"),
+	KX_REFUSE(ONE, 0x17, 0x17, 0, 0, 0, KX_IF_32,
+		  "pop %ss: loads a segment register and masks interrupts"),
+	KX_REFUSE(ONE, 0x1f, 0x1f, 0, 0, 0, KX_IF_32, "pop %ds: loads a segment register"),
+	KX_REFUSE(ONE, 0xc4, 0xc5, 0, 0, 0, KX_IF_32, "les or lds: loads a segment register"),
 
 	/* Two-byte opcodes. */
 	KX_REFUSE(0F, 0x05, 0x05, 0, 0, 0, 0, "syscall: enters the kernel again"),
@@ -286,7 +295,7 @@ static const struct kx_rule *kx_rule_find(struct insn *insn)
 {
 	const struct kx_rule *r;
 	u8 map, op, modrm = insn->modrm.bytes[0], pfx = kx_prefixes(insn);
-	u8 when = HAS_KERNEL_IBT ? KX_IF_IBT : 0;
+	u8 when = (HAS_KERNEL_IBT ? KX_IF_IBT : 0) | (insn->x86_64 ? 0 : KX_IF_32);
 
 	if (insn->opcode.bytes[0] != 0x0f) {
 		map = KX_MAP_ONE;
@@ -355,6 +364,9 @@ static void kx_indirect(struct arch_kprobe_site *a, struct insn *insn,
 	}
 
 	a->target = (long)insn->displacement.value;
+	/* 32-bit mode's mod 00, r/m 101: disp32 alone (64-bit's is RIP-relative) */
+	if (X86_MODRM_MOD(modrm) == 0 && X86_MODRM_RM(modrm) == 5)
+		return;
 	if (X86_MODRM_RM(modrm) == 4) {
 		insn_byte_t sib = insn->sib.bytes[0];
 		u8 idx = X86_SIB_INDEX(sib) | (X86_REX_X(rex) ? 8 : 0);

@@ -3,7 +3,8 @@
  * KUnit test of decode.c's classification: instruction bytes in, how a
  * hit executes them (or the refusal and a word of its reason) out.  The
  * expected values are written by hand from the instruction set manuals,
- * not taken from the rule table.  Built in: kx_classify() is the
+ * not taken from the rule table.  Both modes: 64-bit code, and 32-bit
+ * code decoded as such.  Built in: kx_classify() is the
  * backend's own.
  */
 
@@ -105,14 +106,43 @@ static const struct kxd_case kxd_cases[] = {
 	  HAS_KERNEL_IBT ? "endbr64" : NULL, KXD_NO_TARGET },
 };
 
+/* 32-bit code, decoded as such (the table's rows for 32-bit mode). */
+static const struct kxd_case kxd32_cases[] = {
+	STEP("push %ebp", 1, "\x55"),
+	STEP("mov %esp,%ebp", 2, "\x89\xe5"),
+	STEP("inc %eax", 1, "\x40"),
+	STEP("push %ds", 1, "\x1e"),
+	STEP("vmovdqa %xmm1,%xmm0", 4, "\xc5\xf9\x6f\xc1"),
+	EMUL("call *%eax", 2, KX_CALL_IND, "\xff\xd0"),
+	EMUL("jmp *0x10(,%eax,4)", 7, KX_JMP_IND, "\xff\x24\x85\x10\x00\x00\x00"),
+	EMUL("popf", 1, KX_POPF, "\x9d"),
+	BRANCH("call rel32", 5, KX_CALL, 5 + 0x40, "\xe8\x40\x00\x00\x00"),
+	BRANCH("jecxz .+2", 2, KX_LOOP, 2, "\xe3\x00"),
+	BRANCH("je .+4", 2, KX_JCC, 4, "\x74\x02"),
+	REFUSED("pop %es", 1, "segment", "\x07"),
+	REFUSED("pop %ss", 1, "segment", "\x17"),
+	REFUSED("pop %ds", 1, "segment", "\x1f"),
+	REFUSED("les (%eax),%eax", 2, "segment", "\xc4\x00"),
+	REFUSED("lds (%eax),%eax", 2, "segment", "\xc5\x00"),
+	REFUSED("mov %eax,%fs", 2, "segment", "\x8e\xe0"),
+	REFUSED("jmpw", 3, "jmp", "\x66\xeb\x05"),
+	REFUSED("loopw", 3, "address-size", "\x67\xe2\xfd"),
+	REFUSED("call *%fs:0", 7, "%fs", "\x64\xff\x15\x00\x00\x00\x00"),
+	REFUSED("iret", 1, "iret", "\xcf"),
+	REFUSED("into", 1, "into", "\xce"),
+	REFUSED("sysenter", 2, "sysenter", "\x0f\x34"),
+	REFUSED("hlt", 1, "hlt", "\xf4"),
+};
+
 static void kxd_case_desc(const struct kxd_case *c, char *desc)
 {
 	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
 }
 
 KUNIT_ARRAY_PARAM(kxd, kxd_cases, kxd_case_desc);
+KUNIT_ARRAY_PARAM(kxd32, kxd32_cases, kxd_case_desc);
 
-static void kxd_classify(struct kunit *test)
+static void kxd_check(struct kunit *test, enum insn_mode mode)
 {
 	const struct kxd_case *c = test->param_value;
 	u8 buf[2 * MAX_INSN_SIZE];
@@ -126,8 +156,7 @@ static void kxd_classify(struct kunit *test)
 	memset(buf, 0x90, sizeof(buf));
 	memcpy(buf, c->bytes, c->nbytes);
 
-	KUNIT_ASSERT_GE(test, insn_decode(&insn, buf, MAX_INSN_SIZE,
-					  INSN_MODE_64), 0);
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, buf, MAX_INSN_SIZE, mode), 0);
 	KUNIT_ASSERT_EQ(test, (int)insn.length, (int)c->len);
 
 	ret = kx_classify(&a, &insn, addr, &why);
@@ -146,12 +175,24 @@ static void kxd_classify(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, (long)(a.target - addr), c->target);
 }
 
+static void kxd_classify(struct kunit *test)
+{
+	kxd_check(test, INSN_MODE_64);
+}
+
+static void kxd_classify_32(struct kunit *test)
+{
+	kxd_check(test, INSN_MODE_32);
+}
+
 /* What emulation needs of a few operands, decoded once at prepare. */
 static void kxd_operands(struct kunit *test)
 {
 	static const u8 ret8[] = { 0xc2, 0x08, 0x00 };
 	static const u8 sib[] = { 0xff, 0x24, 0xc8 };		/* jmp *(%rax,%rcx,8) */
 	static const u8 r11[] = { 0x41, 0xff, 0xd3 };		/* call *%r11 */
+	/* jmp *0x12345678 */
+	static const u8 abs32[] = { 0xff, 0x25, 0x78, 0x56, 0x34, 0x12 };
 	struct arch_kprobe_site a = {};
 	const char *why;
 	struct insn insn;
@@ -171,10 +212,20 @@ static void kxd_operands(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (int)a.base, 11);
 	KUNIT_EXPECT_EQ(test, (int)a.index, KX_NO_REG);
 	KUNIT_EXPECT_EQ(test, (int)a.cc, 0);			/* a register */
+
+	/* 32-bit: an absolute operand, no base (64-bit reads it RIP-relative) */
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, abs32, sizeof(abs32), INSN_MODE_32), 0);
+	KUNIT_ASSERT_EQ(test, kx_classify(&a, &insn, (unsigned long)abs32, &why), 0);
+	KUNIT_EXPECT_EQ(test, (int)a.how, KX_JMP_IND);
+	KUNIT_EXPECT_EQ(test, (long)a.target, 0x12345678L);
+	KUNIT_EXPECT_EQ(test, (int)a.base, KX_NO_REG);
+	KUNIT_EXPECT_EQ(test, (int)a.index, KX_NO_REG);
+	KUNIT_EXPECT_EQ(test, (int)a.cc, KX_IND_MEM);
 }
 
 static struct kunit_case kxd_test_cases[] = {
 	KUNIT_CASE_PARAM(kxd_classify, kxd_gen_params),
+	KUNIT_CASE_PARAM(kxd_classify_32, kxd32_gen_params),
 	KUNIT_CASE(kxd_operands),
 	{}
 };
