@@ -60,6 +60,10 @@ SHAPES = {
 def parse(path):
     """The values of a log, its errors, and its n/a figures (why)."""
     vals, errors, na = {}, [], {}
+    # `harness/bench.sh ours` reuses the other tree's last log: there may
+    # be none yet on this machine.
+    if not os.path.exists(path):
+        return vals, ['no log %s: run make bench (both trees) first' % path], na
     with open(path, errors='replace') as f:
         for line in f:
             line = line.strip()
