@@ -17,6 +17,8 @@
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
+#include <linux/bitmap.h>
+#include <linux/init.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
 #include <linux/perf_event.h>
@@ -291,6 +293,27 @@ static u8 kx_prefixes(struct insn *insn)
 	return pfx;
 }
 
+/*
+ * The opcodes some row names, a bitmap per map, filled at boot: most
+ * instructions a probe lands on (mov, push, add...) are in no row and
+ * need no walk through the table.  Until it is filled, every lookup
+ * walks the table.
+ */
+static unsigned long kx_rule_ops[KX_MAP_0F + 1][BITS_TO_LONGS(256)];
+static bool kx_rule_ops_ready;
+
+static int __init kx_rule_ops_init(void)
+{
+	const struct kx_rule *r;
+
+	for (r = kx_rules; r < kx_rules + ARRAY_SIZE(kx_rules); r++)
+		bitmap_set(kx_rule_ops[r->map], r->lo, r->hi - r->lo + 1);
+	/* Pairs with kx_rule_find(): the bitmaps are whole once it is seen. */
+	smp_store_release(&kx_rule_ops_ready, true);
+	return 0;
+}
+core_initcall(kx_rule_ops_init);
+
 static const struct kx_rule *kx_rule_find(struct insn *insn)
 {
 	const struct kx_rule *r;
@@ -307,6 +330,9 @@ static const struct kx_rule *kx_rule_find(struct insn *insn)
 		return NULL;		/* 0f 38 and 0f 3a: no branches there */
 	}
 
+	/* Pairs with kx_rule_ops_init()'s release. */
+	if (smp_load_acquire(&kx_rule_ops_ready) && !test_bit(op, kx_rule_ops[map]))
+		return NULL;
 	for (r = kx_rules; r < kx_rules + ARRAY_SIZE(kx_rules); r++) {
 		if (r->map == map && op >= r->lo && op <= r->hi &&
 		    (modrm & r->modrm_mask) == r->modrm &&
