@@ -17,7 +17,6 @@
 
 #define pr_fmt(fmt) "kprobes: " fmt
 
-#include <linux/bitmap.h>
 #include <linux/init.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
@@ -294,31 +293,60 @@ static u8 kx_prefixes(struct insn *insn)
 }
 
 /*
- * The opcodes some row names, a bitmap per map, filled at boot: most
- * instructions a probe lands on (mov, push, add...) are in no row and
- * need no walk through the table.  Until it is filled, every lookup
- * walks the table.
+ * The rows that name each opcode, in table order, filled at boot: a
+ * lookup reads only those (none for the mov, push, add... most probes
+ * land on, a few for a branch).  kx_rule_at[] holds, for each opcode of
+ * each map, where its run of row numbers starts in kx_rule_rows[]; the
+ * run ends where the next opcode's starts.  Until the index is built,
+ * every lookup walks the whole table.
  */
-static unsigned long kx_rule_ops[KX_MAP_0F + 1][BITS_TO_LONGS(256)];
-static bool kx_rule_ops_ready;
+#define KX_RULE_OPS		(2 * 256)
+#define KX_RULE_ROWS_MAX	256
 
-static int __init kx_rule_ops_init(void)
+static u16 kx_rule_at[KX_RULE_OPS + 1];
+static u8 kx_rule_rows[KX_RULE_ROWS_MAX];
+static bool kx_rule_index_ready;
+
+static int __init kx_rule_index_init(void)
 {
+	unsigned int op, i, n = 0;
 	const struct kx_rule *r;
 
-	for (r = kx_rules; r < kx_rules + ARRAY_SIZE(kx_rules); r++)
-		bitmap_set(kx_rule_ops[r->map], r->lo, r->hi - r->lo + 1);
-	/* Pairs with kx_rule_find(): the bitmaps are whole once it is seen. */
-	smp_store_release(&kx_rule_ops_ready, true);
+	BUILD_BUG_ON(ARRAY_SIZE(kx_rules) > U8_MAX + 1);
+	for (op = 0; op < KX_RULE_OPS; op++) {
+		kx_rule_at[op] = n;
+		for (i = 0; i < ARRAY_SIZE(kx_rules); i++) {
+			r = &kx_rules[i];
+			if (r->map != op / 256 || op % 256 < r->lo || op % 256 > r->hi)
+				continue;
+			/* A table this big keeps the walk, which is still right. */
+			if (WARN_ON_ONCE(n == KX_RULE_ROWS_MAX))
+				return 0;
+			kx_rule_rows[n++] = i;
+		}
+	}
+	kx_rule_at[KX_RULE_OPS] = n;
+	/* Pairs with kx_rule_find(): the index is whole once this is seen. */
+	smp_store_release(&kx_rule_index_ready, true);
 	return 0;
 }
-core_initcall(kx_rule_ops_init);
+core_initcall(kx_rule_index_init);
+
+static bool kx_rule_matches(const struct kx_rule *r, u8 map, u8 op, u8 modrm,
+			    u8 pfx, u8 when)
+{
+	return r->map == map && op >= r->lo && op <= r->hi &&
+	       (modrm & r->modrm_mask) == r->modrm &&
+	       (!r->prefixes || (pfx & r->prefixes)) &&
+	       (r->when & when) == r->when;
+}
 
 static const struct kx_rule *kx_rule_find(struct insn *insn)
 {
 	const struct kx_rule *r;
 	u8 map, op, modrm = insn->modrm.bytes[0], pfx = kx_prefixes(insn);
 	u8 when = (HAS_KERNEL_IBT ? KX_IF_IBT : 0) | (insn->x86_64 ? 0 : KX_IF_32);
+	unsigned int i;
 
 	if (insn->opcode.bytes[0] != 0x0f) {
 		map = KX_MAP_ONE;
@@ -330,14 +358,19 @@ static const struct kx_rule *kx_rule_find(struct insn *insn)
 		return NULL;		/* 0f 38 and 0f 3a: no branches there */
 	}
 
-	/* Pairs with kx_rule_ops_init()'s release. */
-	if (smp_load_acquire(&kx_rule_ops_ready) && !test_bit(op, kx_rule_ops[map]))
+	/* Pairs with kx_rule_index_init()'s release. */
+	if (smp_load_acquire(&kx_rule_index_ready)) {
+		unsigned int at = map * 256 + op;
+
+		for (i = kx_rule_at[at]; i < kx_rule_at[at + 1]; i++) {
+			r = &kx_rules[kx_rule_rows[i]];
+			if (kx_rule_matches(r, map, op, modrm, pfx, when))
+				return r;
+		}
 		return NULL;
+	}
 	for (r = kx_rules; r < kx_rules + ARRAY_SIZE(kx_rules); r++) {
-		if (r->map == map && op >= r->lo && op <= r->hi &&
-		    (modrm & r->modrm_mask) == r->modrm &&
-		    (!r->prefixes || (pfx & r->prefixes)) &&
-		    (r->when & when) == r->when)
+		if (kx_rule_matches(r, map, op, modrm, pfx, when))
 			return r;
 	}
 	return NULL;
