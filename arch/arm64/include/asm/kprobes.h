@@ -33,6 +33,7 @@ struct arm64_probe_insn {
 	u8		how;
 	u8		reg;
 	u8		cond;
+	bool		guarded;	/* on a BTI-guarded page (for a BR) */
 };
 
 #ifdef CONFIG_KPROBES

@@ -125,6 +125,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		pr_debug("%pS: %s\n", s->addr, why);
 		return -EINVAL;
 	}
+	a->d.guarded = system_supports_bti_kernel();
 	if (arm64_kp_in_exclusive(addr)) {
 		pr_debug("%pS: inside an exclusive load/store sequence\n", s->addr);
 		return -EINVAL;

@@ -18,7 +18,7 @@
  */
 enum arm64_probe_how {
 	ARM64_PROBE_STEP,	/* run a copy out of line, trap back after it */
-	ARM64_PROBE_NOP,	/* NOP, BTI, CSDB, PRFM (literal): move on */
+	ARM64_PROBE_NOP,	/* NOP, BTI, PRFM (literal): move on */
 	ARM64_PROBE_B,
 	ARM64_PROBE_BL,
 	ARM64_PROBE_BCOND,	/* B.cond and BC.cond: condition in .cond */

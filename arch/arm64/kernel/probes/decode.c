@@ -19,6 +19,7 @@
 #include <linux/bits.h>
 #include <linux/bitfield.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/ptrace.h>
 #include <asm/daifflags.h>
 #include <asm/insn.h>
@@ -40,7 +41,8 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	/* Hints that do nothing a probe must reproduce. */
 	{ 0xffffffff, HINT(0),    ARM64_PROBE_NOP },	/* NOP */
 	{ 0xffffff3f, HINT(32),   ARM64_PROBE_NOP },	/* BTI, BTI c/j/jc */
-	{ 0xffffffff, HINT(20),   ARM64_PROBE_NOP },	/* CSDB */
+	/* CSDB: skipping it would drop the barrier; the copy keeps it. */
+	{ 0xffffffff, HINT(20),   ARM64_PROBE_STEP },
 	{ 0xffffffff, HINT(25),   ARM64_PROBE_PACIASP },
 	{ 0xffffffff, HINT(29),   ARM64_PROBE_AUTIASP },
 	{ 0xffe0ffe0, 0xaa0003e0, ARM64_PROBE_MOV },
@@ -87,6 +89,8 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	  "MRS of SPSR_EL1 or ELR_EL1: holds the trap's state, not the probed code's" },
 	{ 0xffff0000, 0x00000000, ARM64_PROBE_REFUSED,
 	  "UDF: permanently undefined" },
+	{ 0x3b200c00, 0x19000400, ARM64_PROBE_REFUSED,
+	  "memory copy or set (CPY*, SET*): its three parts must run back to back" },
 };
 
 /* The signed field of @insn at bits [@lo, @lo + @bits), times @scale. */
@@ -258,9 +262,12 @@ void arm64_probe_simulate(const struct arm64_probe_insn *d,
 		break;
 	case ARM64_PROBE_BR:
 		next = arm64_probe_reg(regs, d->reg);
-		/* From guarded kernel text: x16 and x17 may land on a BTI c. */
-		regs->pstate |= d->reg == 16 || d->reg == 17 ? PSR_BTYPE_JC :
-							    PSR_BTYPE_J;
+		/*
+		 * A BR may land on a BTI c as well as a BTI j when it comes
+		 * from an unguarded page, or through x16 or x17.
+		 */
+		regs->pstate |= !d->guarded || d->reg == 16 || d->reg == 17 ?
+				PSR_BTYPE_JC : PSR_BTYPE_J;
 		break;
 	case ARM64_PROBE_RET:
 		next = arm64_probe_reg(regs, d->reg);
@@ -314,10 +321,19 @@ NOKPROBE_SYMBOL(arm64_probe_simulate);
  */
 static void arm64_uprobe_simulate(u32 insn, long addr, struct pt_regs *regs)
 {
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
 	struct arm64_probe_insn d;
 	const char *why;
 
-	arm64_probe_decode(insn, addr, &d, &why);
+	/* Task context, after the handlers: the mmap lock may be taken. */
+	if (arm64_probe_decode(insn, addr, &d, &why) == ARM64_PROBE_BR &&
+	    system_supports_bti()) {
+		mmap_read_lock(mm);
+		vma = vma_lookup(mm, addr);
+		d.guarded = vma && (vma->vm_flags & VM_ARM64_BTI);
+		mmap_read_unlock(mm);
+	}
 	arm64_probe_simulate(&d, regs);
 }
 

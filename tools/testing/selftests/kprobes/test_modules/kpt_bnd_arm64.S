@@ -9,7 +9,7 @@
  *
  * It covers every class the arm64 decoder simulates rather than steps
  * (arch/arm64/kernel/probes/decode.c): NOP, BTI (c, at the entry, and j,
- * the landing pad of the BR), CSDB, PRFM (literal), PACIASP and AUTIASP
+ * the landing pad of the BR), PRFM (literal), PACIASP and AUTIASP
  * around nested calls (a wrong simulation of either leaves the final RET
  * an unusable address, which faults), MOV Xd, Xm (ORR with XZR; one of
  * them from XZR itself), B, BL, B.cond with all fourteen conditions, CBZ
@@ -23,7 +23,7 @@
  * (ldadd, swp, swpal, cas), csel, csinc, cset, ccmp, madd, msub, mul,
  * umulh, udiv, sdiv, clz, rbit, rev, rev16, bfi, ubfx, sbfx, extr, adds
  * and subs whose flags later instructions read, mrs nzcv, movz, movk,
- * movn and 32-bit register moves.  No load or store exclusive: the
+ * movn, 32-bit register moves, and CSDB (a barrier: stepped).  No load or store exclusive: the
  * decoder refuses those and everything between them by design (a trap in
  * the sequence clears the exclusive monitor), and every instruction here
  * must be probeable.  The LSE atomics need ARMv8.1 (QEMU's -cpu max).
