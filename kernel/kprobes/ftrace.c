@@ -397,11 +397,34 @@ static void kprobe_ftrace_lazy_fn(struct work_struct *work)
 }
 
 /*
+ * kprobe_ftrace_sites_set_armed() without the memory to name the @n sites
+ * that move.  Arming fails, every site left as it was.  Disarming may not
+ * fail, or a site nobody probes would stay armed for good: the sites stop
+ * counting hits, and ftrace keeps calling the handler for them, which
+ * finds nothing to do.
+ */
+static int kprobe_ftrace_sites_set_armed_nomem(struct list_head *batch,
+					       bool arm, unsigned int n)
+{
+	struct kprobe_site *s;
+
+	if (arm)
+		return -ENOMEM;
+	list_for_each_entry(s, batch, batch) {
+		if (s->flags & KSITE_FTRACE)
+			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
+	}
+	pr_warn("ftrace kept %u disarmed probe(s) in its filter: out of memory\n", n);
+	return 0;
+}
+
+/*
  * Arm (@arm) the ftrace sites of @batch in the ftrace_ops their probes
- * call for, moving those armed in the other one, or disarm them.  On
- * failure (another IPMODIFY user on the function, no memory) the sites
- * concerned stay as they were and the error is returned.  Once ftrace is
- * dead nothing reaches the handler any more: sites are only marked.
+ * call for, moving those armed in the other one, or disarm them.  When
+ * arming fails (another IPMODIFY user on the function, no memory) the
+ * sites concerned stay as they were and the error is returned; disarming
+ * does not fail.  Once ftrace is dead nothing reaches the handler any
+ * more: sites are only marked.
  */
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 {
@@ -427,6 +450,11 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 				ret = -ENODEV;
 			continue;
 		}
+		/* armed by a breakpoint: never in a filter, nothing to update */
+		if (want == KPROBE_FOPS_NONE && s->ftrace_bp) {
+			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
+			continue;
+		}
 		if (want != KPROBE_FOPS_NONE)
 			nadd[want]++;
 		if (at != KPROBE_FOPS_NONE)
@@ -437,7 +465,7 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		return ret;
 	ips = kmalloc_array(2 * n, sizeof(*ips), GFP_KERNEL);
 	if (!ips)
-		return -ENOMEM;
+		return kprobe_ftrace_sites_set_armed_nomem(batch, arm, n);
 	/* Each moving site is added to one ops and taken out of one at most. */
 	add[KPROBE_FOPS_PLAIN] = ips;
 	add[KPROBE_FOPS_IPMOD] = ips + nadd[KPROBE_FOPS_PLAIN];

@@ -1022,6 +1022,91 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 #endif
 }
 
+#ifdef CONFIG_X86_64
+/*
+ * Out of memory, for one function's allocations only: a probe on
+ * __kmalloc_noprof() whose pre_handler, in the test's own thread, sends
+ * a call made from kpk_nomem_caller on into kpk_nomem_alloc(), which
+ * returns NULL, as BPF's override and fail_function do.
+ */
+static struct task_struct *kpk_nomem_task;
+static const char *kpk_nomem_caller;
+static atomic_t kpk_nomem_failed;
+
+static notrace noinline void *kpk_nomem_alloc(size_t size, gfp_t flags)
+{
+	return NULL;
+}
+
+static int kpk_nomem_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	char caller[64];	/* a handler's stack: the names compared are short */
+
+	if (current != READ_ONCE(kpk_nomem_task))
+		return 0;
+	/* At the entry the stack holds the return address. */
+	snprintf(caller, sizeof(caller), "%ps", *(void **)regs->sp);
+	if (strcmp(caller, kpk_nomem_caller))
+		return 0;
+	atomic_inc(&kpk_nomem_failed);
+	kpt_divert(regs, (unsigned long)kpk_nomem_alloc);
+	return 1;
+}
+
+static struct kprobe kpk_nomem_kp = {
+	.symbol_name = "__kmalloc_noprof",
+	.pre_handler = kpk_nomem_pre,
+};
+#endif
+
+/*
+ * Unregistering an entry probe still armed by its breakpoint (before
+ * the hand-off to ftrace), with the ftrace side's allocations failing:
+ * the nop is back at once and stays, no later call is a hit.  Nothing
+ * for ftrace to update there, so nothing to allocate.  Upstream has no
+ * such state (its probe is in ftrace's filter from the start): skipped.
+ */
+static void kpk_ftrace_disarm_nomem(struct kunit *test)
+{
+#ifdef CONFIG_X86_64
+	static const u8 nop5[] = { BYTES_NOP5 };
+	struct kpk_probe *p;
+	u8 *text;
+
+	if (upstream)
+		kunit_skip(test, "upstream: an entry probe is in ftrace's filter from the start");
+	msleep(300);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kpk_nomem_kp), 0);
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
+	if (kpk_register(test, p)) {
+		unregister_kprobe(&kpk_nomem_kp);
+		KUNIT_FAIL(test, "cannot register on kpt_ret_a");
+		return;
+	}
+	text = (u8 *)p->kp.addr;
+	KUNIT_EXPECT_EQ(test, text[0], INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+
+	atomic_set(&kpk_nomem_failed, 0);
+	kpk_nomem_caller = "kprobe_ftrace_sites_set_armed";
+	WRITE_ONCE(kpk_nomem_task, current);
+	kpk_unregister(test, p);
+	WRITE_ONCE(kpk_nomem_task, NULL);
+	unregister_kprobe(&kpk_nomem_kp);
+	kunit_info(test, "allocations failed: %d", atomic_read(&kpk_nomem_failed));
+
+	KUNIT_EXPECT_EQ(test, text[0], nop5[0]);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	msleep(300);
+	KUNIT_EXPECT_EQ(test, text[0], nop5[0]);
+	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+#else
+	kunit_skip(test, "x86-only: the int3 and nop opcodes at an ftrace site");
+#endif
+}
+
 /*
  * cli, sti and popf (arm64: MSR DAIFSet, DAIFClr and DAIF, from
  * kpt_asm_arm64.S), each probed with a pre_handler alone and with a post
@@ -1652,6 +1737,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_change_path_no_post),
 	KUNIT_CASE(kpk_ftrace_rearm),
 	KUNIT_CASE(kpk_ftrace_entry_live),
+	KUNIT_CASE(kpk_ftrace_disarm_nomem),
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),
