@@ -9,6 +9,7 @@
 
 #include <linux/linkage.h>
 #include <asm/asm-offsets.h>
+#include <asm/frame.h>
 #include <asm/segment.h>
 #include <asm/smap.h>
 #include <asm/unwind_hints.h>
@@ -70,13 +71,16 @@
  * the caller; %rax is free afterwards.  The probed instruction may sit
  * between stac and clac (a user access): handlers must not run with user
  * memory open, so AC is cleared once saved; the flags are put back whole
- * on the way out.
+ * on the way out.  With frame pointers, %rbp then points at the pt_regs,
+ * marked as such, so that a handler's stack trace goes through the probed
+ * function (the probed context's %rbp comes back from the pt_regs).
  */
 .macro KX_ENTER_FROM_SLOT
 	KX_SAVE_REGS PTREGS_SIZE
 	ASM_CLAC
 	leaq	PTREGS_SIZE + 8(%rsp), %rax
 	movq	%rax, RSP(%rsp)
+	ENCODE_FRAME_POINTER
 .endm
 
 /* The way back: flags and general registers from the pt_regs, then RET. */
