@@ -251,14 +251,18 @@ static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
 
 /*
  * @s, armed by a breakpoint, leaves that state: ftrace carries it now, or
- * it is being disarmed.  Our int3, if ftrace did not take it over, goes.
- * text_mutex held; arch_kprobe_poke_finish() to follow.
+ * it is being disarmed.  Our int3 goes, unless ftrace wrote over it.  A
+ * yielded site is checked too: ftrace gives up an update whose later
+ * record fails its check (ftrace_bug()) after yielding the earlier ones,
+ * and their int3 is then still there with nobody left to handle it.  The
+ * write is checked against int3 over the nop's tail, so a site ftrace
+ * did rewrite is left alone; ftrace writes only under text_mutex, which
+ * is held here.  text_mutex held; arch_kprobe_poke_finish() to follow.
  */
 static void kprobe_ftrace_site_bp_drop(struct kprobe_site *s)
 {
 	lockdep_assert_held(&text_mutex);
-	if (s->ftrace_bp == KSITE_BP_OURS)
-		arch_kprobe_ftrace_bp(s, false);
+	arch_kprobe_ftrace_bp(s, false);
 	s->ftrace_bp = KSITE_BP_NONE;
 	ftrace_bp_count--;
 }

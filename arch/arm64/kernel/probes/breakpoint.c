@@ -32,6 +32,7 @@
 #include <linux/cpu.h>
 #include <linux/export.h>
 #include <linux/extable.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
 #include <linux/kprobes_frame.h>
@@ -201,6 +202,39 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 	return (kprobe_opcode_t *)(addr + offset);
 }
 
+/*
+ * Without hardware PAN, kernel_entry and kernel_exit call entry.S's
+ * software-PAN helpers before pt_regs is whole and after it is spent: a
+ * BRK there would be taken again from inside the same helper, for ever.
+ * They are local symbols of .text, outside every range the core knows,
+ * so they are found by name.  __swpan_entry_el0 is an inner label of
+ * __swpan_entry_el1, and kallsyms ends the latter's size there.
+ */
+static int arm64_kp_blacklist_swpan(void)
+{
+	static const char * const names[] = {
+		"__swpan_entry_el1", "__swpan_entry_el0",
+		"__swpan_exit_el1", "__swpan_exit_el0",
+	};
+	unsigned long addr;
+	unsigned int i;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_ARM64_SW_TTBR0_PAN))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		addr = kallsyms_lookup_name(names[i]);
+		if (!addr) {
+			pr_warn("%s not found: incomplete blacklist\n", names[i]);
+			continue;
+		}
+		ret = kprobe_add_ksym_blacklist(addr);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /**
  * arch_populate_kprobe_blacklist - arm64 text that must never be probed
  *
@@ -208,9 +242,10 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
  * their C halves are noinstr or in .entry.text), the debug-exception path
  * (NOKPROBE) and .kprobes.text.  Left are the texts that run with another
  * address space or at another exception level: the identity-mapped text,
- * the KVM hypervisor's, hibernation's exit and the entry trampoline.
+ * the KVM hypervisor's, hibernation's exit and the entry trampoline; and
+ * the software-PAN helpers, which entry.S keeps in plain .text.
  *
- * Return: 0 or the error from kprobe_add_area_blacklist().
+ * Return: 0 or the error from adding to the blacklist.
  */
 int arch_populate_kprobe_blacklist(void)
 {
@@ -238,7 +273,7 @@ int arch_populate_kprobe_blacklist(void)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return arm64_kp_blacklist_swpan();
 }
 
 /* ---- Arming ------------------------------------------------------------ */

@@ -22,14 +22,29 @@
  * Writing 1 to "ftrace_kill" calls ftrace_kill(), what ftrace does to
  * itself when it finds its text in a state it cannot handle: ftrace is
  * dead for the rest of the boot.  For the last case of a run only.
+ *
+ * Writing 1 to "ftrace_bug" (x86-64) makes ftrace kill itself the way it
+ * does in the field, by finding its text wrong in the middle of an
+ * update, while an entry probe waits on kpt_shell_b as a breakpoint: see
+ * kph_ftrace_bug_set().  "bug_pending" then says whether the probe was
+ * such a breakpoint, "bug_byte0" is kpt_shell_b's first byte after the
+ * probe was unregistered.  Also for the last case of a run only.
  */
 #include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+#include <asm/text-patching.h>
+#endif
 
 /* A kprobe (rp.kp), or for the first probe with kret=1 a return probe. */
 struct kph_probe {
@@ -166,28 +181,35 @@ module_param_cb(disabled2, &kph_disabled_ops, (void *)1, 0644);
 MODULE_PARM_DESC(disabled2, "1: disable_kprobe(), 0: enable_kprobe() (second)");
 
 /*
- * ftrace_kill() is not exported: a probe's registration finds it (past an
- * endbr64, which the call must not skip: kallsyms tells the offset).
+ * The start of a kernel function that is not exported: a probe's
+ * registration finds it (past an endbr64, which a call must not skip:
+ * kallsyms tells the offset).  0 if there is none.
  */
+static unsigned long kph_find(const char *name)
+{
+	struct kprobe where = { .symbol_name = name };
+	char buf[KSYM_SYMBOL_LEN], *plus;
+	unsigned long off = 0;
+
+	if (register_kprobe(&where))
+		return 0;
+	unregister_kprobe(&where);
+	sprint_symbol(buf, (unsigned long)where.addr);
+	plus = strchr(buf, '+');
+	if (!plus || sscanf(plus + 1, "%lx", &off) != 1)
+		return 0;
+	return (unsigned long)where.addr - off;
+}
+
 static int kph_ftrace_kill_set(const char *val, const struct kernel_param *kp)
 {
-	struct kprobe where = { .symbol_name = "ftrace_kill" };
-	char name[KSYM_SYMBOL_LEN], *plus;
-	unsigned long off = 0;
 	void (*kill)(void);
-	int ret;
 
 	if (!sysfs_streq(val, "1"))
 		return -EINVAL;
-	ret = register_kprobe(&where);
-	if (ret)
-		return ret;
-	unregister_kprobe(&where);
-	sprint_symbol(name, (unsigned long)where.addr);
-	plus = strchr(name, '+');
-	if (!plus || sscanf(plus + 1, "%lx", &off) != 1)
+	kill = (void (*)(void))kph_find("ftrace_kill");
+	if (!kill)
 		return -ENOENT;
-	kill = (void (*)(void))((unsigned long)where.addr - off);
 	pr_info("kprobes_holder: calling ftrace_kill()\n");
 	kill();
 	return 0;
@@ -199,6 +221,128 @@ static const struct kernel_param_ops kph_ftrace_kill_ops = {
 
 module_param_cb(ftrace_kill, &kph_ftrace_kill_ops, NULL, 0200);
 MODULE_PARM_DESC(ftrace_kill, "write 1: kill ftrace for the rest of the boot");
+
+#if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
+static int kph_bug_byte0 = -1;
+module_param_named(bug_byte0, kph_bug_byte0, int, 0444);
+MODULE_PARM_DESC(bug_byte0, "ftrace_bug: kpt_shell_b's first byte at the end");
+
+static bool kph_bug_pending;
+module_param_named(bug_pending, kph_bug_pending, bool, 0444);
+MODULE_PARM_DESC(bug_pending, "ftrace_bug: the probe was a breakpoint when ftrace met the bug");
+
+static void kph_ftrace_func(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static int kph_byte0(unsigned long addr)
+{
+	u8 b;
+
+	return copy_from_kernel_nofault(&b, (void *)addr, 1) ? -EFAULT : b;
+}
+
+/* The ftrace site of a function of kprobes_target: where a probe goes. */
+static unsigned long kph_site(const char *name)
+{
+	struct kprobe where = { .symbol_name = name };
+
+	if (register_kprobe(&where))
+		return 0;
+	unregister_kprobe(&where);
+	return (unsigned long)where.addr;
+}
+
+/*
+ * ftrace checks every site of an update before it writes any, and yields
+ * each kprobes breakpoint it meets on a nop to kprobes' say.  A site
+ * further on that holds something else, here an int3 nobody owns on
+ * kpt_ftrace_spare, stops the update with ftrace_bug(), which kills
+ * ftrace: the earlier site was yielded, and never written.  Unregistering
+ * its probe must still take the breakpoint away, or the next call of
+ * kpt_shell_b meets an int3 nobody handles.
+ *
+ * The ftrace_ops stays on ftrace's list for good (a dead ftrace cannot
+ * unregister it), so it is never freed; its filter names only the two
+ * functions of kprobes_target, whose sites ftrace never enables again.
+ */
+static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
+{
+	void *(*poke)(void *addr, const void *opcode, size_t len);
+	struct kprobe probe = {};
+	unsigned long f1, f2;
+	struct ftrace_ops *ops;
+	u8 int3 = INT3_INSN_OPCODE, spare0;
+	int tries, ret;
+
+	if (!sysfs_streq(val, "1"))
+		return -EINVAL;
+	poke = (void *(*)(void *, const void *, size_t))kph_find("text_poke_copy");
+	f1 = kph_site("kprobes_target:kpt_shell_b");
+	f2 = kph_site("kprobes_target:kpt_ftrace_spare");
+	if (!poke || !f1 || !f2)
+		return -ENOENT;
+	if (f2 <= f1 || kph_byte0(f2) < 0)
+		return -EDOM;	/* ftrace would meet the bad site first */
+	spare0 = kph_byte0(f2);
+	ops = kzalloc(sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return -ENOMEM;
+	ops->func = kph_ftrace_func;
+	ret = ftrace_set_filter_ip(ops, f1, 0, 0);
+	if (!ret)
+		ret = ftrace_set_filter_ip(ops, f2, 0, 0);
+	if (ret)
+		goto free_ops;
+
+	/*
+	 * A fresh entry probe waits as a breakpoint for a tenth of a second,
+	 * unless its site is still in ftrace's filter from an earlier probe
+	 * (kprobes lets that go lazily).
+	 */
+	for (tries = 0; tries < 10; tries++) {
+		memset(&probe, 0, sizeof(probe));
+		probe.addr = (kprobe_opcode_t *)f1;
+		ret = register_kprobe(&probe);
+		if (ret)
+			goto free_ops;
+		kph_bug_pending = kph_byte0(f1) == int3;
+		if (kph_bug_pending)
+			break;
+		unregister_kprobe(&probe);
+		msleep(100);
+	}
+	if (!kph_bug_pending) {	/* the kernel puts entry probes in ftrace at once */
+		memset(&probe, 0, sizeof(probe));
+		probe.addr = (kprobe_opcode_t *)f1;
+		ret = register_kprobe(&probe);
+		if (ret)
+			goto free_ops;
+	}
+
+	poke((void *)f2, &int3, 1);
+	pr_info("kprobes_holder: an ftrace update meets an int3 on kpt_ftrace_spare\n");
+	ret = register_ftrace_function(ops);
+	poke((void *)f2, &spare0, 1);
+	unregister_kprobe(&probe);
+	kph_bug_byte0 = kph_byte0(f1);
+	if (!ret && !unregister_ftrace_function(ops))
+		goto free_ops;	/* ftrace lived: the case says so */
+	return 0;
+free_ops:
+	ftrace_free_filter(ops);
+	kfree(ops);
+	return ret;
+}
+
+static const struct kernel_param_ops kph_ftrace_bug_ops = {
+	.set = kph_ftrace_bug_set,
+};
+
+module_param_cb(ftrace_bug, &kph_ftrace_bug_ops, NULL, 0200);
+MODULE_PARM_DESC(ftrace_bug, "write 1: kill ftrace by an ftrace bug (x86-64)");
+#endif
 
 static int kph_pre(struct kprobe *kp, struct pt_regs *regs)
 {

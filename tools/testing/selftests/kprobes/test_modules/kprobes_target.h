@@ -151,6 +151,8 @@ int kpt_smp_func(int x);
 /* Called by the module's "trigger" parameter, for run_tests.sh. */
 int kpt_shell_a(int x);
 int kpt_shell_b(int x);
+/* Never called: kprobes_holder's ftrace_bug puts a stray int3 on it. */
+int kpt_ftrace_spare(int x);
 
 /*
  * Return-probe targets.  Each one notes the address it returns to, as

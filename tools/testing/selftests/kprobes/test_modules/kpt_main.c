@@ -131,6 +131,19 @@ __used noinline int kpt_shell_b(int x)
 }
 EXPORT_SYMBOL_GPL(kpt_shell_b);
 
+/*
+ * Never called: kprobes_holder's ftrace_bug makes ftrace find a stray
+ * int3 on its ftrace site, which must come after kpt_shell_b's in
+ * ftrace's records (the holder checks the order).
+ */
+__used noinline int kpt_ftrace_spare(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 12;
+}
+EXPORT_SYMBOL_GPL(kpt_ftrace_spare);
+
 __used noinline int kpt_reent_outer(int x)
 {
 	asm volatile("");
