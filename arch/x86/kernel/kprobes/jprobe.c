@@ -16,6 +16,8 @@
 #include <linux/kprobes_arch.h>
 #include <linux/uaccess.h>
 
+#include <asm/stacktrace.h>
+
 #include "backend.h"
 
 /**
@@ -23,9 +25,14 @@
  * @entry: the handler
  * @regs: the probed context, on the function's first instruction
  *
- * The stack words are read one by one, raw (they may be the caller's
- * locals, which KASAN need not like being read), up to the first that
- * cannot be: the top of a stack may come before KPROBE_JPROBE_STACK_WORDS.
+ * The stack words are read raw (they may be the caller's locals, which
+ * KASAN need not like being read), and only those below the top of the
+ * stack the function runs on: a function entered at the top of a stack,
+ * as call_on_irqstack() enters the IRQ stack's, has fewer than
+ * KPROBE_JPROBE_STACK_WORDS above its return address, and past the top
+ * is a guard page (VMAP_STACK) or other per-CPU data.  A fault there
+ * would reach the site's fault_handler on every hit.  On a stack the
+ * kernel does not know, no word is copied: the handler sees zeros.
  *
  * Context: a pre_handler's.
  */
@@ -33,9 +40,13 @@ void arch_jprobe_call(void *entry, struct pt_regs *regs)
 {
 	unsigned long stack[KPROBE_JPROBE_STACK_WORDS] = { };
 	unsigned long *args = (unsigned long *)regs->sp + 1;
-	int i;
+	struct stack_info info;
+	long i, n = 0;
 
-	for (i = 0; i < KPROBE_JPROBE_STACK_WORDS; i++)
+	/* The return address at regs->sp is on the stack in any case. */
+	if (get_stack_info_noinstr((unsigned long *)regs->sp, current, &info))
+		n = min_t(long, KPROBE_JPROBE_STACK_WORDS, info.end - args);
+	for (i = 0; i < n; i++)
 		__get_kernel_nofault(&stack[i], &args[i], unsigned long, out);
 out:
 	kx_jprobe_call(entry, regs, stack);

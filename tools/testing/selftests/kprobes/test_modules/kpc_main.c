@@ -9,7 +9,8 @@
  * hit from another probe's handler is missed and counted) and
  * the fault_handler of struct kprobe (a fault in a pre_handler, dealt
  * with or left to the exception table; a fault in the probed instruction
- * stepped out of line).
+ * stepped out of line; none from a jprobe's copy of the stack words at
+ * the top of the IRQ stack).
  *
  * Upstream has neither: the Makefile builds this module only where the
  * kernel exports register_jprobe(), and run_tests.sh skips the suite
@@ -17,6 +18,7 @@
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -456,6 +458,73 @@ static void kpc_fault_in_step(struct kunit *test)
 	vfree(area);
 }
 
+/* ---- a jprobe at the top of a stack ---------------------------------- */
+
+static atomic_t kpc_irq_hits, kpc_irq_top, kpc_irq_faults;
+
+static void kpc_jp_irq(struct pt_regs *regs)
+{
+	atomic_inc(&kpc_irq_hits);
+	jprobe_return();
+}
+
+/*
+ * The IRQ stack's top, as irq_64.c sets hardirq_stack_ptr (one word
+ * below it).  call_on_irqstack() enters a function at the top minus 24:
+ * of the stack words a jprobe copies, only two are below the top.
+ */
+static int kpc_pre_irq_top(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long top = (unsigned long)this_cpu_read(pcpu_hot.hardirq_stack_ptr) + 8;
+
+	if (regs->sp < top && top - regs->sp <= 64)
+		atomic_inc(&kpc_irq_top);
+	return 0;
+}
+
+/* An old-style handler that says "dealt with" without moving the ip. */
+static int kpc_irq_fault(struct kprobe *p, struct pt_regs *regs, int trapnr)
+{
+	return atomic_inc_return(&kpc_irq_faults) <= 2;
+}
+
+/*
+ * A jprobe on a function that call_on_irqstack() enters at the top of
+ * the IRQ stack (the local APIC timer's handler, running while this
+ * thread sleeps) copies no stack word from past the top: there, under
+ * VMAP_STACK, is the guard page, and a fault in the copy went to the
+ * site's fault_handler on every hit.
+ */
+static void kpc_jprobe_irq_stack(struct kunit *test)
+{
+	struct jprobe jp = {
+		.kp.symbol_name = "__sysvec_apic_timer_interrupt",
+		.kp.fault_handler = kpc_irq_fault,
+		.entry = kpc_jp_irq,
+	};
+	struct kprobe kp = {
+		.symbol_name = "__sysvec_apic_timer_interrupt",
+		.pre_handler = kpc_pre_irq_top,
+	};
+	int i;
+
+	if (!IS_ENABLED(CONFIG_VMAP_STACK))
+		kunit_skip(test, "no guard page above the IRQ stack (VMAP_STACK off)");
+	atomic_set(&kpc_irq_hits, 0);
+	atomic_set(&kpc_irq_top, 0);
+	atomic_set(&kpc_irq_faults, 0);
+	KUNIT_ASSERT_EQ(test, register_jprobe(&jp), 0);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	for (i = 0; i < 250 && atomic_read(&kpc_irq_top) < 20; i++)
+		msleep(20);
+	unregister_kprobe(&kp);
+	unregister_jprobe(&jp);
+	if (!atomic_read(&kpc_irq_top))
+		kunit_skip(test, "no timer interrupt taken at the IRQ stack's top");
+	KUNIT_EXPECT_GE(test, atomic_read(&kpc_irq_hits), atomic_read(&kpc_irq_top));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpc_irq_faults), 0);
+}
+
 static struct kunit_case kpc_cases[] = {
 	KUNIT_CASE(kpc_jprobe_args),
 	KUNIT_CASE(kpc_jprobe_stacktrace),
@@ -466,6 +535,7 @@ static struct kunit_case kpc_cases[] = {
 	KUNIT_CASE(kpc_jprobe_missed),
 	KUNIT_CASE(kpc_fault_in_pre),
 	KUNIT_CASE(kpc_fault_in_step),
+	KUNIT_CASE(kpc_jprobe_irq_stack),
 	{}
 };
 
