@@ -281,8 +281,11 @@ int arch_optprobe_prepare(struct kprobe_site *s);
 /* Bytes covered by the jump's region; 0 before arch_optprobe_prepare(). */
 unsigned int arch_optprobe_region(struct kprobe_site *s);
 
-/* Queue the jump of a prepared, armed site; make the batch visible. */
-void arch_optprobe_poke(struct kprobe_site *s);
+/*
+ * Queue the jump of a prepared, armed site; make the batch visible.  An
+ * error leaves the site a breakpoint: the core never tries it again.
+ */
+int arch_optprobe_poke(struct kprobe_site *s);
 void arch_optprobe_poke_finish(void);
 
 /* Put the breakpoint back on optimized sites (linked through s->opt). */

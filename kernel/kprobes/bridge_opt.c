@@ -148,10 +148,14 @@ unsigned int arch_optprobe_region(struct kprobe_site *s)
 	       MAX_OPTIMIZED_LENGTH : 0;
 }
 
-/* The hotplug lock and text_mutex held (KPROBE_POKE_CPUS_LOCKED). */
-void arch_optprobe_poke(struct kprobe_site *s)
+/*
+ * The hotplug lock and text_mutex held (KPROBE_POKE_CPUS_LOCKED).  The
+ * backend's arch_optimize_kprobes() has no way to say it failed.
+ */
+int arch_optprobe_poke(struct kprobe_site *s)
 {
 	list_add_tail(&kpb_op(s)->list, &kpb_opt_batch);
+	return 0;
 }
 
 /* The backend writes each jump and takes its op off the batch. */

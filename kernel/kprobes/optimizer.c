@@ -279,12 +279,17 @@ static void kprobe_optimizer_fn(struct work_struct *work)
 	kprobe_text_lock();
 	n = 0;
 	list_for_each_entry_safe(s, tmp, &opt_ready, opt) {
-		arch_optprobe_poke(s);
 		list_del_init(&s->opt);
 		s->flags &= ~KSITE_OPT_QUEUED;
-		s->flags |= KSITE_OPTIMIZED | KSITE_OPT_JUMPED;
+		if (arch_optprobe_poke(s)) {
+			/* The breakpoint stays, and its hits step again. */
+			s->flags &= ~KSITE_OPT_READY;
+			s->flags |= KSITE_OPT_NEVER;
+		} else {
+			s->flags |= KSITE_OPTIMIZED | KSITE_OPT_JUMPED;
+			n++;
+		}
 		kprobe_opt_mark(s);
-		n++;
 	}
 	if (n)
 		arch_optprobe_poke_finish();

@@ -84,13 +84,51 @@ static __always_inline bool arm64_kp_is_opt_redirect(struct pt_regs *regs)
 	\op	x28, x29, [sp, #S_X28]
 	.endm
 
-/* \dst = the running context's PSTATE as a trap would save it (EL1h). */
+/* The SSBS register (PSTATE.SSBS at its SPSR position), by encoding. */
+#define ARM64_KP_SYS_SSBS	sys_reg(3, 3, 4, 2, 6)
+
+/*
+ * \dst = the running context's PSTATE as a trap would save it (EL1h):
+ * flags, mask, and PAN and SSBS where the CPU has them (handlers and
+ * user_mode()-style checks read them as from a real trap).
+ */
 	.macro	arm64_kp_pstate dst, tmp
 	mrs	\dst, nzcv
 	mrs	\tmp, daif
 	orr	\dst, \dst, \tmp
 	mov	\tmp, #PSR_MODE_EL1h
 	orr	\dst, \dst, \tmp
+alternative_if ARM64_HAS_PAN
+	mrs_s	\tmp, SYS_PSTATE_PAN
+	orr	\dst, \dst, \tmp
+alternative_else_nop_endif
+alternative_if ARM64_SSBS
+	mrs_s	\tmp, ARM64_KP_SYS_SSBS
+	orr	\dst, \dst, \tmp
+alternative_else_nop_endif
+	.endm
+
+/*
+ * The fields of the pt_regs at sp past pstate, as a trap from kernel mode
+ * leaves them: no system call (syscallno NO_SYSCALL; the 64-bit store
+ * puts -1 in it and 0 in its padding in either byte order), the interrupt
+ * priority mask where pseudo-NMI keeps one, zero elsewhere.  stackframe
+ * is the caller's to fill.  \tmp is clobbered.
+ */
+	.macro	arm64_kp_regs_rest tmp
+	.if	S_PSTATE + 8 + 8 != S_SYSCALLNO || S_STACKFRAME + 32 != PT_REGS_SIZE
+	.error	"struct pt_regs is not laid out as arm64_kp_regs_rest expects"
+	.endif
+	mov	\tmp, xzr
+alternative_if ARM64_HAS_GIC_PRIO_MASKING
+	mrs_s	\tmp, SYS_ICC_PMR_EL1
+alternative_else_nop_endif
+	str	\tmp, [sp, #S_PMR_SAVE]
+	mov	\tmp, #0xffffffff
+	str	\tmp, [sp, #S_SYSCALLNO]
+	str	xzr, [sp, #S_PSTATE + 8]		/* orig_x0 */
+	str	xzr, [sp, #S_SDEI_TTBR1]
+	stp	xzr, xzr, [sp, #S_STACKFRAME + 16]	/* lockdep_hardirqs, exit_rcu */
 	.endm
 
 #endif /* __ASSEMBLY__ */

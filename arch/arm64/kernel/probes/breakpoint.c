@@ -65,7 +65,13 @@ static DEFINE_PER_CPU(struct kprobe_frames, arm64_kp_cpu);
 DEFINE_PER_CPU(struct kprobe *, current_kprobe);
 EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 
-#define ARM64_KP_STEP_MASK	(PSR_I_BIT | PSR_F_BIT)
+/*
+ * The step runs with all of DAIF masked: no interrupt, no SError, and no
+ * watchpoint or hardware breakpoint (D) taken with the PC in the copy,
+ * whose handler would then step the slot with our BRK still to come.  A
+ * watchpoint on the stepped access is therefore not reported.
+ */
+#define ARM64_KP_STEP_MASK	DAIF_MASK
 
 /* ---- Preparing a site ------------------------------------------------ */
 
@@ -365,7 +371,7 @@ static noinline void arm64_kp_site_post(struct kprobe_frame *f,
 
 NOKPROBE_SYMBOL(arm64_kp_site_post);
 
-/* Send the CPU to the copy of @f's site, IRQs and FIQs masked. */
+/* Send the CPU to the copy of @f's site, DAIF masked. */
 static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 					       struct pt_regs *regs)
 {

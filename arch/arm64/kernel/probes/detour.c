@@ -382,12 +382,18 @@ unsigned int arch_optprobe_region(struct kprobe_site *s)
 
 /* ---- Writing and removing the jump -------------------------------------- */
 
-/* BRK and B replace each other under running CPUs: one write each. */
-static void arm64_kp_opt_write(struct kprobe_site *s, u32 old, u32 insn)
+/*
+ * BRK and B replace each other under running CPUs: one write each.  Perf
+ * hears only of a write that happened.
+ */
+static int arm64_kp_opt_write(struct kprobe_site *s, u32 old, u32 insn)
 {
-	aarch64_insn_patch_text_nosync(s->addr, insn);
-	perf_event_text_poke(s->addr, &old, AARCH64_INSN_SIZE, &insn,
-			     AARCH64_INSN_SIZE);
+	int ret = aarch64_insn_patch_text_nosync(s->addr, insn);
+
+	if (!ret)
+		perf_event_text_poke(s->addr, &old, AARCH64_INSN_SIZE, &insn,
+				     AARCH64_INSN_SIZE);
+	return ret;
 }
 
 /**
@@ -395,13 +401,17 @@ static void arm64_kp_opt_write(struct kprobe_site *s, u32 old, u32 insn)
  * @s: an armed site whose detour is built, and that no task can be inside
  *
  * Written at once: see the top of this file.  Caller holds text_mutex.
+ *
+ * Return: 0, or an error with the BRK left in place.
  */
-void arch_optprobe_poke(struct kprobe_site *s)
+int arch_optprobe_poke(struct kprobe_site *s)
 {
 	lockdep_assert_held(&text_mutex);
-	if (WARN_ON_ONCE(!s->arch.detour) || (s->flags & KSITE_GONE))
-		return;
-	arm64_kp_opt_write(s, BRK64_OPCODE_KPROBES, s->arch.jump);
+	if (WARN_ON_ONCE(!s->arch.detour))
+		return -EINVAL;
+	if (s->flags & KSITE_GONE)
+		return -ENOENT;
+	return arm64_kp_opt_write(s, BRK64_OPCODE_KPROBES, s->arch.jump);
 }
 
 /**
@@ -419,16 +429,24 @@ void arch_optprobe_poke_finish(void)
  * @sites: the sites, linked through their opt member
  *
  * A CPU that still meets a B afterwards runs the detour, which lives on
- * until the site is released.  Caller holds text_mutex.
+ * until the site is released.  A B that cannot be taken out (the write
+ * fails only for an address that is not text, which a site never is)
+ * keeps its detour for good: it is left out of the release.  Caller holds
+ * text_mutex.
  */
 void arch_optprobe_unpoke(struct list_head *sites)
 {
 	struct kprobe_site *s;
+	int ret;
 
 	lockdep_assert_held(&text_mutex);
 	list_for_each_entry(s, sites, opt) {
-		if ((s->flags & KSITE_OPTIMIZED) && !(s->flags & KSITE_GONE))
-			arm64_kp_opt_write(s, s->arch.jump, BRK64_OPCODE_KPROBES);
+		if (!(s->flags & KSITE_OPTIMIZED) || (s->flags & KSITE_GONE))
+			continue;
+		ret = arm64_kp_opt_write(s, s->arch.jump, BRK64_OPCODE_KPROBES);
+		if (WARN_ONCE(ret, "kprobes: the jump at %pS stays: %d\n",
+			      s->addr, ret))
+			s->arch.detour = NULL;
 	}
 }
 

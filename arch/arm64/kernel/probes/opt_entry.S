@@ -75,6 +75,7 @@ SYM_FUNC_START(arm64_kp_opt_entry)
 	ldr	x2, [x0, #ARM64_KP_OPT_ADDR]
 	arm64_kp_pstate x3, x4
 	stp	x2, x3, [sp, #S_PC]
+	arm64_kp_regs_rest x3
 	stp	x29, x2, [sp, #S_STACKFRAME]
 	add	x29, sp, #S_STACKFRAME
 

@@ -32,6 +32,7 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	adr	x1, arch_kretprobe_trampoline
 	arm64_kp_pstate x2, x3
 	stp	x1, x2, [sp, #S_PC]
+	arm64_kp_regs_rest x2
 	/* The frame record: the caller's frame, then our return address. */
 	stp	x29, x1, [sp, #S_STACKFRAME]
 	add	x29, sp, #S_STACKFRAME

@@ -377,19 +377,23 @@ unsigned int arch_optprobe_region(struct kprobe_site *s)
  * The batch goes through text_poke_bp(): its int3 goes where ours already
  * is, CPUs that hit it meanwhile are sent on to the detour, and it reports
  * the change to perf itself.  Caller holds text_mutex.
+ *
+ * Return: 0, or an error with the breakpoint left in place.
  */
-void arch_optprobe_poke(struct kprobe_site *s)
+int arch_optprobe_poke(struct kprobe_site *s)
 {
 	u8 jmp[JMP32_INSN_SIZE];
 
 	lockdep_assert_held(&text_mutex);
-	if (WARN_ON_ONCE(!s->arch.detour || kx_jumped(s)) ||
-	    (s->flags & KSITE_GONE))
-		return;
+	if (WARN_ON_ONCE(!s->arch.detour || kx_jumped(s)))
+		return -EINVAL;
+	if (s->flags & KSITE_GONE)
+		return -ENOENT;
 	if (WARN_ON_ONCE(!kx_place_jmp(jmp, (unsigned long)s->addr,
 				       (unsigned long)s->arch.detour)))
-		return;
+		return -ERANGE;
 	text_poke_queue(s->addr, jmp, JMP32_INSN_SIZE, NULL);
+	return 0;
 }
 
 /**

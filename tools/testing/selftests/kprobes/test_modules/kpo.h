@@ -21,8 +21,10 @@
 #include <asm/text-patching.h>
 #endif
 #ifdef CONFIG_ARM64
+#include <asm/cpufeature.h>
 #include <asm/debug-monitors.h>
 #include <asm/insn.h>
+#include <asm/sysreg.h>
 #endif
 #include "kprobes_target.h"
 
@@ -140,6 +142,8 @@ struct kpo_want {
 	unsigned long fp;
 	u64 a, b, c;
 	bool mid;
+	/* The pt_regs is the detour's, not a trap's (arm64: syscallno set). */
+	bool built;
 };
 
 /* One register a hit must show: what, seen, wanted. */
@@ -351,6 +355,8 @@ static inline const char *kpo_path_missing(enum kpo_path path)
 #elif defined(CONFIG_ARM64)
 
 #define KPO_NZCV		(PSR_N_BIT | PSR_Z_BIT | PSR_C_BIT | PSR_V_BIT)
+/* The SSBS register: PSTATE.SSBS at its SPSR position. */
+#define KPO_SYS_SSBS		sys_reg(3, 3, 4, 2, 6)
 #define KPO_BTI_C		0xd503245fU
 
 static inline u32 kpo_insn_at(const void *p)
@@ -463,6 +469,20 @@ static inline unsigned int kpo_arch_checks(const struct pt_regs *r,
 	unsigned int n = 0;
 
 	c[n++] = (struct kpo_check){ "x29", r->regs[29], w->fp };
+	/*
+	 * A trap from kernel mode leaves syscallno as it was; the detour
+	 * says "no system call", for in_syscall() and the like.
+	 */
+	if (w->built)
+		c[n++] = (struct kpo_check){ "syscallno", (u32)r->syscallno,
+					     (u32)NO_SYSCALL };
+	/* As a trap from kernel mode has them, on every path. */
+	c[n++] = (struct kpo_check){ "PAN in pstate", r->pstate & PSR_PAN_BIT,
+				     system_uses_hw_pan() ?
+				     read_sysreg_s(SYS_PSTATE_PAN) & PSR_PAN_BIT : 0 };
+	c[n++] = (struct kpo_check){ "SSBS in pstate", r->pstate & PSR_SSBS_BIT,
+				     cpus_have_final_cap(ARM64_SSBS) ?
+				     read_sysreg_s(KPO_SYS_SSBS) & PSR_SSBS_BIT : 0 };
 	if (!w->mid)
 		return n;
 	c[n++] = (struct kpo_check){ "x3", r->regs[3], w->a + w->b };
@@ -489,6 +509,6 @@ static inline const char *kpo_path_missing(enum kpo_path path)
 
 #endif /* CONFIG_ARM64 */
 
-#define KPO_NCHECKS		8
+#define KPO_NCHECKS		10
 
 #endif /* _KPROBES_SELFTEST_KPO_H */

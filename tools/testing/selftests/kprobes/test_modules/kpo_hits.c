@@ -126,6 +126,18 @@ static void kpo_show_trace(struct kunit *test, struct kpo_probe *p,
 }
 
 /*
+ * Leave 0xa5 where the next call builds its pt_regs, so that a field no
+ * path fills shows as that rather than as whatever was there before.
+ */
+static noinline void kpo_poison_stack(void)
+{
+	u8 buf[1024];
+
+	memset(buf, 0xa5, sizeof(buf));
+	barrier_data(buf);
+}
+
+/*
  * On path @path, the probes on kpt_opt_asm (entry and mid), or (@c) the
  * one on the entry of kpt_opt_c.
  */
@@ -134,7 +146,7 @@ static void kpo_regs_one(struct kunit *test, enum kpo_path path, bool c)
 	const char *name = kpo_path_name[path];
 	u64 (*call)(u64 a, u64 b, u64 c) = c ? kpt_opt_call_c : kpt_opt_call;
 	struct kpo_probe *e, *m = NULL;
-	struct kpo_want w = { .path = name };
+	struct kpo_want w = { .path = name, .built = path == KPO_OPTIMIZED };
 	int state, want, mask = KPO_ANY, i, n = 8;
 	bool shown = false;
 	unsigned long entry, mid = 0;
@@ -194,6 +206,7 @@ static void kpo_regs_one(struct kunit *test, enum kpo_path path, bool c)
 		e->last.valid = false;
 		if (m)
 			m->last.valid = false;
+		kpo_poison_stack();
 		got = call(a, b, cc);
 		KUNIT_EXPECT_EQ_MSG(test, got, kpt_opt_want(a, b, cc),
 				    "%s: result for input %d", name, i);

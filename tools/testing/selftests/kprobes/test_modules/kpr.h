@@ -35,6 +35,10 @@ struct kpr_probe {
 	atomic_t bad;			/* handler calls that saw a mistake */
 	unsigned long why;		/* KPR_BAD_* bits */
 	unsigned long last_ret;		/* regs_return_value() last seen */
+#ifdef CONFIG_ARM64
+	u64 last_pstate;		/* and regs->pstate, regs->syscallno */
+	s32 last_syscallno;
+#endif
 	unsigned long stack[KPR_STACK_MAX];
 	unsigned int nstack;
 };

@@ -486,6 +486,42 @@ static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
 }
 
 /*
+ * Leave 0xa5 where the next call's return builds its pt_regs, so that a
+ * field the trampoline does not fill shows as that.
+ */
+static noinline void kpr_poison_stack(void)
+{
+	u8 buf[1024];
+
+	memset(buf, 0xa5, sizeof(buf));
+	barrier_data(buf);
+}
+
+/*
+ * arm64: the pt_regs a return handler gets has PAN and SSBS as the CPU
+ * has them, as a trap's would, and (ours: built by the trampoline, where
+ * upstream's is a BRK's) says "no system call".
+ */
+static void kpr_expect_trap_fields(struct kunit *test, struct kpr_probe *p,
+				   const char *name)
+{
+#ifdef CONFIG_ARM64
+	u64 pan = system_uses_hw_pan() ?
+		  read_sysreg_s(SYS_PSTATE_PAN) & PSR_PAN_BIT : 0;
+	u64 ssbs = cpus_have_final_cap(ARM64_SSBS) ?
+		   read_sysreg_s(sys_reg(3, 3, 4, 2, 6)) & PSR_SSBS_BIT : 0;
+
+	if (!kpr_upstream)
+		KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(p->last_syscallno), NO_SYSCALL,
+				    "%s: regs->syscallno in the handler", name);
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(p->last_pstate) & PSR_PAN_BIT, pan,
+			    "%s: PAN in the handler's regs->pstate", name);
+	KUNIT_EXPECT_EQ_MSG(test, READ_ONCE(p->last_pstate) & PSR_SSBS_BIT, ssbs,
+			    "%s: SSBS in the handler's regs->pstate", name);
+#endif
+}
+
+/*
  * Handlers of return probes run with preemption disabled; the
  * entry_handler like any pre_handler of its site: with interrupts
  * disabled on a breakpoint site, as the probed code had them on an
@@ -601,6 +637,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		KUNIT_ASSERT_EQ(test, preempt_count(), 0);
 		expect = c ? (u64)(off + KPT_KRET_A_ADD) :
 			     kpt_opt_want(off, 2, 3);
+		kpr_poison_stack();
 		if (off) {
 			local_irq_save(flags);
 			got = c ? kpt_kret_a(off) : kpr_bp_target(off, 2, 3);
@@ -611,6 +648,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		KUNIT_EXPECT_EQ_MSG(test, got, expect, "%s: result", name);
 		KUNIT_EXPECT_EQ_MSG(test, (u64)READ_ONCE(p->last_ret), expect,
 				    "%s: regs_return_value() in the handler", name);
+		kpr_expect_trap_fields(test, p, name);
 		kpr_expect_ctx(test, &kpr_seen_entry, name, "entry_handler", off,
 			       site == KPR_SITE_BREAKPOINT ||
 			       (site == KPR_SITE_OPTIMIZED && IS_ENABLED(CONFIG_ARM)));

@@ -154,6 +154,10 @@ int kpr_ret_note(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct kpr_probe *p = kpr_of(ri);
 
 	WRITE_ONCE(p->last_ret, regs_return_value(regs));
+#ifdef CONFIG_ARM64
+	WRITE_ONCE(p->last_pstate, regs->pstate);
+	WRITE_ONCE(p->last_syscallno, regs->syscallno);
+#endif
 	atomic_inc(&p->returns);
 	return 0;
 }

@@ -453,6 +453,9 @@ extern const u32 kpt_opt_call_c_ret_off;
  * PC past it decides the result with the x2 and the flags it leaves.
  */
 #ifdef CONFIG_ARM64
+/* *p = v by its first instruction, a store (stepped). */
+void kpt_asm_store(int *p, int v);
+
 extern const u32 kpt_opt_call_up_off;
 extern const u32 kpt_opt_call_c_up_off;
 

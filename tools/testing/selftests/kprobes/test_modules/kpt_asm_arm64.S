@@ -137,6 +137,16 @@ KPB_FUNC_START(kpt_asm_popf)
 SYM_FUNC_END(kpt_asm_popf)
 EXPORT_SYMBOL_GPL(kpt_asm_popf)
 
+/*
+ * void kpt_asm_store(int *p, int v): *p = v, by the store that is the
+ * function's first instruction (stepped out of line).
+ */
+KPB_FUNC_START(kpt_asm_store)
+	str	w1, [x0]
+	ret
+SYM_FUNC_END(kpt_asm_store)
+EXPORT_SYMBOL_GPL(kpt_asm_store)
+
 	.pushsection .rodata
 SYM_DATA(kpt_asm_popf_off, .long .Lkpt_popf_insn - kpt_asm_popf)
 	.popsection
