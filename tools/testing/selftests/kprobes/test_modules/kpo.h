@@ -21,7 +21,7 @@
 #include <asm/text-patching.h>
 #endif
 #ifdef CONFIG_ARM64
-#include <asm/cpufeature.h>
+#include <linux/cpufeature.h>
 #include <asm/debug-monitors.h>
 #include <asm/insn.h>
 #include <asm/sysreg.h>
