@@ -180,25 +180,34 @@ MODULE_PARM_DESC(disabled, "1: disable_kprobe(), 0: enable_kprobe() (first)");
 module_param_cb(disabled2, &kph_disabled_ops, (void *)1, 0644);
 MODULE_PARM_DESC(disabled2, "1: disable_kprobe(), 0: enable_kprobe() (second)");
 
-/*
- * The start of a kernel function that is not exported: a probe's
- * registration finds it (past an endbr64, which a call must not skip:
- * kallsyms tells the offset).  0 if there is none.
- */
-static unsigned long kph_find(const char *name)
+/* Where a probe on @name goes (past an endbr64, if any); 0 if nowhere. */
+static unsigned long kph_site(const char *name)
 {
 	struct kprobe where = { .symbol_name = name };
-	char buf[KSYM_SYMBOL_LEN], *plus;
-	unsigned long off = 0;
 
 	if (register_kprobe(&where))
 		return 0;
 	unregister_kprobe(&where);
-	sprint_symbol(buf, (unsigned long)where.addr);
+	return (unsigned long)where.addr;
+}
+
+/*
+ * The start of a kernel function that is not exported: kph_site(), less
+ * the offset kallsyms gives (a call must not skip an endbr64).  0 if
+ * there is none.
+ */
+static unsigned long kph_find(const char *name)
+{
+	unsigned long addr = kph_site(name), off = 0;
+	char buf[KSYM_SYMBOL_LEN], *plus;
+
+	if (!addr)
+		return 0;
+	sprint_symbol(buf, addr);
 	plus = strchr(buf, '+');
 	if (!plus || sscanf(plus + 1, "%lx", &off) != 1)
 		return 0;
-	return (unsigned long)where.addr - off;
+	return addr - off;
 }
 
 static int kph_ftrace_kill_set(const char *val, const struct kernel_param *kp)
@@ -241,17 +250,6 @@ static int kph_byte0(unsigned long addr)
 	u8 b;
 
 	return copy_from_kernel_nofault(&b, (void *)addr, 1) ? -EFAULT : b;
-}
-
-/* The ftrace site of a function of kprobes_target: where a probe goes. */
-static unsigned long kph_site(const char *name)
-{
-	struct kprobe where = { .symbol_name = name };
-
-	if (register_kprobe(&where))
-		return 0;
-	unregister_kprobe(&where);
-	return (unsigned long)where.addr;
 }
 
 /*
