@@ -408,21 +408,63 @@ static __always_inline struct kprobe *kprobe_site_duo(struct kprobe_site *s)
 }
 
 /*
+ * The probes whose post_handlers a hit that walked the list owes: those
+ * with one that were enabled when it ran the pre_handlers.  A probe
+ * unlinked or disabled before the instruction has run still gets its
+ * post_handler (unregistration waits for the hit to end), and one added
+ * meanwhile gets none, as a lone probe's hit does with kprobe_site_solo().
+ * Past KPROBE_HIT_POSTS of them, the hit walks the list again as it is
+ * then.  On the hit's stack or in its frame: no allocation, no lock.
+ */
+#define KPROBE_HIT_POSTS	4
+
+struct kprobe_hit_posts {
+	struct kprobe	*probe[KPROBE_HIT_POSTS];
+	u8		n;
+	bool		overflow;
+};
+
+static __always_inline void kprobe_hit_posts_init(struct kprobe_hit_posts *hp)
+{
+	hp->n = 0;
+	hp->overflow = false;
+}
+
+/* Does the hit that noted @hp owe a post_handler? */
+static __always_inline bool kprobe_hit_posts_due(const struct kprobe_hit_posts *hp)
+{
+	return hp->n || hp->overflow;
+}
+
+/*
  * Run the pre_handlers of the enabled probes of @s in registration order,
- * each with current_kprobe pointing at its probe.  Returns true when one of
- * them redirected execution (returned non-zero): the probed instruction and
- * the post handlers must then be skipped.  On return current_kprobe points
- * at the last probe whose pre_handler ran, or is as it was if none ran;
- * the backend resets it when the hit is over.  Inlined into the backend's
- * hit paths, like kprobe_site_post().
+ * each with current_kprobe pointing at its probe, noting in @hp (unless
+ * NULL: a path without post_handlers) the probes whose post_handlers the
+ * hit then owes.  Returns true when one of them redirected execution
+ * (returned non-zero): the probed instruction and the post handlers must
+ * then be skipped.  On return current_kprobe points at the last probe
+ * whose pre_handler ran, or is as it was if none ran; the backend resets
+ * it when the hit is over.  Inlined into the backend's hit paths, like
+ * kprobe_site_post().
  */
 static __always_inline bool kprobe_site_pre(struct kprobe_site *s,
-					    struct pt_regs *regs)
+					    struct pt_regs *regs,
+					    struct kprobe_hit_posts *hp)
 {
 	struct kprobe *p;
 
+	if (hp)
+		kprobe_hit_posts_init(hp);
 	list_for_each_entry_rcu(p, &s->probes, list) {
-		if (kprobe_disabled(p) || !p->pre_handler)
+		if (kprobe_disabled(p))
+			continue;
+		if (hp && p->post_handler) {
+			if (hp->n < KPROBE_HIT_POSTS)
+				hp->probe[hp->n++] = p;
+			else
+				hp->overflow = true;
+		}
+		if (!p->pre_handler)
 			continue;
 		__this_cpu_write(current_kprobe, p);
 		if (p->pre_handler(p, regs))
@@ -435,19 +477,30 @@ static __always_inline bool kprobe_site_pre(struct kprobe_site *s,
  * Run the post_handlers of a hit on @s whose pre_handlers ran.  @solo is
  * what the hit read from kprobe_site_solo() for them: if not NULL, its
  * post_handler (if any) is the one to run, whatever the site looks like
- * now (see kprobe_site_solo()); if NULL, those of the enabled probes of @s,
- * in registration order.
+ * now (see kprobe_site_solo()); if NULL, those kprobe_site_pre() noted in
+ * @hp, or on its overflow those of the enabled probes of @s now, in
+ * registration order.
  */
 static __always_inline void kprobe_site_post(struct kprobe_site *s,
 					     struct kprobe *solo,
+					     const struct kprobe_hit_posts *hp,
 					     struct pt_regs *regs)
 {
 	struct kprobe *p;
+	unsigned int i;
 
 	if (solo) {
 		if (solo->post_handler) {
 			__this_cpu_write(current_kprobe, solo);
 			solo->post_handler(solo, regs, 0);
+		}
+		return;
+	}
+	if (!hp->overflow) {
+		for (i = 0; i < hp->n; i++) {
+			p = hp->probe[i];
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
 		}
 		return;
 	}

@@ -25,6 +25,7 @@
 
 #include <linux/compiler.h>
 #include <linux/kprobes.h>
+#include <linux/kprobes_arch.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 
@@ -42,6 +43,8 @@ struct kprobe_frame {
 	struct kprobe_site	*site;
 	struct kprobe		*prev;	/* current_kprobe before the hit */
 	struct kprobe		*solo;	/* kprobe_site_solo() at the hit */
+	/* Without solo: the post_handlers the hit owes (kprobe_site_pre()). */
+	struct kprobe_hit_posts	posts;
 	/* The backend's: the probed context's interrupt mask while it steps. */
 	unsigned long		saved;
 	unsigned int		ctx;	/* irq_count() of the handlers */
@@ -70,6 +73,7 @@ kprobe_frame_push(struct kprobe_frames *c, struct kprobe_site *s,
 	f->site = s;
 	f->prev = prev;
 	f->solo = NULL;
+	kprobe_hit_posts_init(&f->posts);
 	f->missed = missed;
 	f->saved = 0;
 	f->ctx = irq_count();

@@ -56,6 +56,13 @@ static struct kprobe_site *kpb_site_of(struct kprobe *proxy)
 	return container_of(proxy, struct kprobe_site, arch.proxy);
 }
 
+/*
+ * The post_handlers a hit owes (kprobe_site_pre()), from the proxy's
+ * pre_handler to its post_handler.  One per CPU is enough: the backend
+ * runs no handler of a proxy for a hit nested between the two.
+ */
+static DEFINE_PER_CPU(struct kprobe_hit_posts, kpb_posts);
+
 /* The proxy's pre_handler: a hit on the site. */
 static int kpb_pre(struct kprobe *proxy, struct pt_regs *regs)
 {
@@ -72,7 +79,7 @@ static int kpb_pre(struct kprobe *proxy, struct pt_regs *regs)
 	if (bp)
 		local_irq_save(flags);
 	kprobe_site_hit(s);
-	redirected = kprobe_site_pre(s, regs);
+	redirected = kprobe_site_pre(s, regs, this_cpu_ptr(&kpb_posts));
 	__this_cpu_write(current_kprobe, proxy);
 	if (bp)
 		local_irq_restore(flags);
@@ -85,16 +92,17 @@ NOKPROBE_SYMBOL(kpb_pre);
 static void kpb_post(struct kprobe *proxy, struct pt_regs *regs,
 		     unsigned long flags)
 {
+	struct kprobe_hit_posts *hp = this_cpu_ptr(&kpb_posts);
 	struct kprobe_site *s = kpb_site_of(proxy);
 	bool bp = !kprobe_ftrace(proxy);
 	unsigned long irqs = 0;
 
-	if (!(READ_ONCE(s->flags) & KSITE_POST))
+	if (!kprobe_hit_posts_due(hp))
 		return;
 	/* Interrupts off, as for the pre_handlers (kpb_pre()). */
 	if (bp)
 		local_irq_save(irqs);
-	kprobe_site_post(s, NULL, regs);
+	kprobe_site_post(s, NULL, hp, regs);
 	__this_cpu_write(current_kprobe, proxy);
 	if (bp)
 		local_irq_restore(irqs);

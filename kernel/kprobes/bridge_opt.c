@@ -68,7 +68,7 @@ void opt_pre_handler(struct kprobe *p, struct pt_regs *regs)
 	 * PC: put the PC back, so that a redirection is ignored, not
 	 * half followed.
 	 */
-	if (kprobe_site_pre(s, regs)) {
+	if (kprobe_site_pre(s, regs, NULL)) {
 		instruction_pointer_set(regs, pc);
 		pr_warn_once("%pS: a pre_handler's change of the PC is ignored on an optimized probe; a post_handler keeps a probe from being optimized\n",
 			     p->addr);

@@ -355,10 +355,10 @@ void arch_kprobe_poke_finish(void)
  * The list walks, kept out of line: they are the rare case, and inlined
  * they would cost the common one its registers.
  */
-static noinline bool arm64_kp_site_pre(struct kprobe_site *s,
+static noinline bool arm64_kp_site_pre(struct kprobe_frame *f,
 				       struct pt_regs *regs)
 {
-	return kprobe_site_pre(s, regs);
+	return kprobe_site_pre(f->site, regs, &f->posts);
 }
 
 NOKPROBE_SYMBOL(arm64_kp_site_pre);
@@ -366,7 +366,7 @@ NOKPROBE_SYMBOL(arm64_kp_site_pre);
 static noinline void arm64_kp_site_post(struct kprobe_frame *f,
 					struct pt_regs *regs)
 {
-	kprobe_site_post(f->site, f->solo, regs);
+	kprobe_site_post(f->site, f->solo, &f->posts, regs);
 }
 
 NOKPROBE_SYMBOL(arm64_kp_site_post);
@@ -481,7 +481,7 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 	} else {
 		running = kprobe_site_first(s);
 		__this_cpu_write(current_kprobe, running);
-		if (arm64_kp_site_pre(s, regs))
+		if (arm64_kp_site_pre(f, regs))
 			goto redirected;
 	}
 	if (!kprobe_running())

@@ -142,7 +142,7 @@ static noinline bool arm64_kp_opt_slow(struct kprobe_site *s,
 		return false;
 	}
 	kprobe_site_hit(s);
-	redirect = kprobe_site_pre(s, regs);
+	redirect = kprobe_site_pre(s, regs, NULL);
 	__this_cpu_write(current_kprobe, NULL);
 	return redirect;
 }

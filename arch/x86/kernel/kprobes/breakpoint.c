@@ -420,16 +420,16 @@ static nokprobe_inline int kx_start_step(struct kprobe_frame *f, struct pt_regs 
  * rare case there, and inlined they would cost the common cases their
  * registers.
  */
-static noinline bool kx_site_pre(struct kprobe_site *s, struct pt_regs *regs)
+static noinline bool kx_site_pre(struct kprobe_frame *f, struct pt_regs *regs)
 {
-	return kprobe_site_pre(s, regs);
+	return kprobe_site_pre(f->site, regs, &f->posts);
 }
 
 NOKPROBE_SYMBOL(kx_site_pre);
 
 static noinline void kx_site_post(struct kprobe_frame *f, struct pt_regs *regs)
 {
-	kprobe_site_post(f->site, f->solo, regs);
+	kprobe_site_post(f->site, f->solo, &f->posts, regs);
 }
 
 NOKPROBE_SYMBOL(kx_site_post);
@@ -437,14 +437,15 @@ NOKPROBE_SYMBOL(kx_site_post);
 /*
  * Must @f's hit come back after its instruction: for a post_handler, or
  * for a fault_handler (KSITE_FAULT, which rules the shortcut out)?  Asked
- * of the probe whose pre_handler ran when the hit took the shortcut: see
- * kprobe_site_solo().
+ * of the probes whose pre_handlers ran: the one the hit took the shortcut
+ * for (see kprobe_site_solo()), or those kprobe_site_pre() noted.
  */
 static nokprobe_inline bool kx_hit_comes_back(struct kprobe_frame *f)
 {
 	if (f->solo)
 		return f->solo->post_handler;
-	return READ_ONCE(f->site->flags) & (KSITE_POST | KSITE_FAULT);
+	return kprobe_hit_posts_due(&f->posts) ||
+	       (READ_ONCE(f->site->flags) & KSITE_FAULT);
 }
 
 /*
@@ -634,7 +635,7 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	} else {
 		running = kprobe_site_first(s);
 		__this_cpu_write(current_kprobe, running);
-		if (kx_site_pre(s, regs)) {
+		if (kx_site_pre(f, regs)) {
 			kprobe_frame_pop(c, f);
 			return 1;
 		}

@@ -84,7 +84,7 @@ static noinline void kx_opt_slow(struct kprobe_site *s, struct pt_regs *regs)
 	}
 	kprobe_site_hit(s);
 	/* A redirection cannot be honoured here: it is ignored. */
-	kprobe_site_pre(s, regs);
+	kprobe_site_pre(s, regs, NULL);
 	__this_cpu_write(current_kprobe, NULL);
 }
 

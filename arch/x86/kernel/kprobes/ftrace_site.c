@@ -52,6 +52,7 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 {
 	unsigned long orig = regs->ip;
 	struct kprobe_frame *f = NULL;
+	struct kprobe_hit_posts hp;
 
 	if (kprobe_running()) {
 		kprobe_site_missed(s);
@@ -68,13 +69,13 @@ static noinline void kx_ftrace_slow(struct kprobe_site *s, unsigned long ip,
 	 * in any handler.
 	 */
 	regs->ip = ip + INT3_INSN_SIZE;
-	if (kprobe_site_pre(s, regs)) {
+	if (kprobe_site_pre(s, regs, &hp)) {
 		kx_ftrace_redirected(ip, orig, regs);
 	} else {
 		/* The nop has "run": post handlers see the next instruction. */
-		if (READ_ONCE(s->flags) & KSITE_POST) {
+		if (kprobe_hit_posts_due(&hp)) {
 			regs->ip = ip + MCOUNT_INSN_SIZE;
-			kprobe_site_post(s, NULL, regs);
+			kprobe_site_post(s, NULL, &hp, regs);
 		}
 		regs->ip = orig;
 	}

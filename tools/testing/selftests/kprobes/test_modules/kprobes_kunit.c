@@ -1732,6 +1732,191 @@ static void kpk_smp(struct kunit *test)
 #endif
 }
 
+/*
+ * A site shared by a probe with a pre_handler only (A) and one with a
+ * post_handler too (B), hit from another CPU while B is unregistered.
+ * B's pre_handler holds the hit (interrupts off) until B is unlinked:
+ * the hit's post phase must still run B's post_handler, as it ran B's
+ * pre_handler.
+ */
+enum kpk_hold_step { KPK_HOLD_IDLE, KPK_HOLD_IN_PRE, KPK_HOLD_GO };
+
+/*
+ * step only paces the two threads: no data is published through it (the
+ * counters are atomics, read after kthread_stop()), so plain
+ * READ_ONCE()/WRITE_ONCE() do.
+ */
+static struct {
+	struct task_struct *tester;	/* the thread that changes the probes */
+	int step;			/* enum kpk_hold_step */
+	bool timed_out;
+} kpk_hold;
+
+/*
+ * Counted in delays, not read off a clock: the guest's clocksource may be
+ * jiffies, which stand still while this CPU holds interrupts off and the
+ * other one idles.
+ */
+#define KPK_HOLD_MAX_US	(5 * USEC_PER_SEC)
+
+static int kpk_pre_hold(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned long us;
+
+	atomic_inc(&container_of(kp, struct kpk_probe, kp)->pre_hits);
+	WRITE_ONCE(kpk_hold.step, KPK_HOLD_IN_PRE);
+	for (us = 0; READ_ONCE(kpk_hold.step) != KPK_HOLD_GO; us++) {
+		if (us == KPK_HOLD_MAX_US) {
+			WRITE_ONCE(kpk_hold.timed_out, true);
+			break;
+		}
+		udelay(1);
+	}
+	return 0;
+}
+
+/*
+ * On the tester's on_each_cpu_cond_mask() or synchronize_rcu_expedited(),
+ * the waits for the hits in flight (an IPI, or a grace period for a site
+ * that was ever optimized), which the held hit would block: the probe
+ * being unregistered is unlinked by then and the site's flags recomputed.
+ * Let the hit go.
+ */
+static int kpk_pre_release_hold(struct kprobe *kp, struct pt_regs *regs)
+{
+	if (current == READ_ONCE(kpk_hold.tester))
+		WRITE_ONCE(kpk_hold.step, KPK_HOLD_GO);
+	return 0;
+}
+
+static int kpk_hold_caller(void *unused)
+{
+	kpt_asm_add(1);
+	return 0;
+}
+
+/*
+ * Start a call of kpt_asm_add() on @cpu; wait until B's pre_handler holds
+ * it.  The wait spins, as the hold does: once the hold has begun, a sleep
+ * here might never end, the jiffies standing still while the held CPU
+ * has the tick's timekeeping and interrupts off.
+ */
+static struct task_struct *kpk_hold_start(struct kunit *test, int cpu)
+{
+	struct task_struct *t;
+	unsigned long us;
+
+	WRITE_ONCE(kpk_hold.step, KPK_HOLD_IDLE);
+	WRITE_ONCE(kpk_hold.timed_out, false);
+	t = kthread_create(kpk_hold_caller, NULL, "kpk_hold/%d", cpu);
+	if (IS_ERR(t))
+		return t;
+	get_task_struct(t);
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+	for (us = 0; us < 2 * KPK_HOLD_MAX_US; us++) {
+		if (READ_ONCE(kpk_hold.step) == KPK_HOLD_IN_PRE)
+			break;
+		udelay(1);
+	}
+	return t;
+}
+
+static void kpk_hold_end(struct kunit *test, struct task_struct *t)
+{
+	WRITE_ONCE(kpk_hold.step, KPK_HOLD_GO);
+	kthread_stop(t);
+	put_task_struct(t);
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(kpk_hold.timed_out),
+			       "the held hit was never let go");
+}
+
+/*
+ * @opt_first: A alone is optimized first, so the site, once it is a
+ * breakpoint again for B, waits for its hits with a grace period rather
+ * than an IPI (unregister_kprobes()).
+ */
+static void kpk_post_owed_run(struct kunit *test, bool opt_first)
+{
+#ifdef KPT_ASM_TARGETS
+	unsigned long insn = kpt_label_addr(KPT_L_ADD_INSN);
+	struct kpk_probe *a = kpk_new(0), *b = kpk_new(1), *sig = kpk_new(2);
+	struct kpk_probe *sig_gp = kpk_new(3);
+	struct task_struct *t;
+	int cpu, state;
+
+	if (upstream)
+		kunit_skip(test, "upstream runs the post_handlers the site has when the step ends");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	if (opt_first && kpt_optimization_get() != 1)
+		kunit_skip(test, "jump optimization is off or not built");
+
+	/* B is unregistered between its pre_handler and its post_handler. */
+	a->kp.addr = (kprobe_opcode_t *)insn;
+	b->kp.addr = (kprobe_opcode_t *)insn;
+	b->kp.pre_handler = kpk_pre_hold;
+	b->kp.post_handler = kpk_post_count;
+	sig->kp.symbol_name = "on_each_cpu_cond_mask";
+	sig->kp.pre_handler = kpk_pre_release_hold;
+	sig_gp->kp.symbol_name = "synchronize_rcu_expedited";
+	sig_gp->kp.pre_handler = kpk_pre_release_hold;
+	KUNIT_ASSERT_EQ(test, kpk_register(test, a), 0);
+	if (opt_first) {
+		state = kpt_wait_probe_state(insn, KPT_PS_OPTIMIZED,
+					     KPT_PS_OPTIMIZED, 5000);
+		if (state <= 0 || !(state & KPT_PS_OPTIMIZED))
+			kunit_skip(test, "%pS was not optimized (list state %d)",
+				   (void *)insn, state);
+	}
+	KUNIT_ASSERT_EQ(test, kpk_register(test, b), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, sig), 0);
+	KUNIT_ASSERT_EQ(test, kpk_register(test, sig_gp), 0);
+	/*
+	 * Text changes wait for every CPU, the held one too: let those the
+	 * registrations started (the jump's removal, sig's hand-off to
+	 * ftrace, where there are some) and earlier cases' lazy work end
+	 * before the hold.
+	 */
+	msleep(kpt_paced_ms(1000));
+	/* The tester stays off the held CPU, where it could not run. */
+	migrate_disable();
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	WRITE_ONCE(kpk_hold.tester, current);
+	t = kpk_hold_start(test, cpu);
+	if (IS_ERR(t)) {
+		WRITE_ONCE(kpk_hold.tester, NULL);
+		migrate_enable();
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(t));
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kpk_hold.step), KPK_HOLD_IN_PRE);
+	kpk_unregister(test, b);
+	kpk_hold_end(test, t);
+	WRITE_ONCE(kpk_hold.tester, NULL);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, kpk_hits(a), 1);
+	KUNIT_EXPECT_EQ(test, kpk_hits(b), 1);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&b->post_hits), 1,
+			    "B unregistered during the hit: its post_handler");
+	kpk_unregister(test, sig_gp);
+	kpk_unregister(test, sig);
+	kpk_unregister(test, a);
+#else
+	kunit_skip(test, "no hand-written targets here: kpt_asm_add (kpt_asm.S, kpt_asm_arm64.S)");
+#endif
+}
+
+static void kpk_post_owed(struct kunit *test)
+{
+	kpk_post_owed_run(test, false);
+}
+
+static void kpk_post_owed_after_opt(struct kunit *test)
+{
+	kpk_post_owed_run(test, true);
+}
+
 #ifdef CONFIG_ARM64
 static int kpk_watched;
 
@@ -1808,6 +1993,8 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_handler_fault),
 	KUNIT_CASE(kpk_insn_fault),
 	KUNIT_CASE_SLOW(kpk_smp),
+	KUNIT_CASE_SLOW(kpk_post_owed),
+	KUNIT_CASE_SLOW(kpk_post_owed_after_opt),
 	/* Last: a watchpoint that goes wrong takes the rest with it. */
 	KUNIT_CASE(kpk_step_watchpoint),
 	{}
