@@ -22,7 +22,13 @@ Besides failed cases, these fail a run:
     deliberate difference, counted apart as XFAIL) that passed;
   - run_tests.sh exiting with a status that disagrees with its results,
     or never reporting it;
-  - a kernel splat (see SPLAT), a timeout, a missing end marker.
+  - a kernel splat (see SPLAT), a timeout, a missing end marker;
+  - one of kprobes' own messages that says kprobes went wrong
+    (KPROBES_ERRORS), counted as a one-line splat: a case that causes one
+    on purpose declares it with a "splat:" row.  Every message the
+    product prints at warning level or above is sorted into that list or
+    KPROBES_NOTICES (bad input refused, dump_kprobe()), and `make
+    test-judge` checks that none is left out (kprobes_message()).
 
 A boot that stopped early (a timeout, or no end marker) is one failure
 that says where it stopped: the case that was running (the first of its
@@ -32,6 +38,7 @@ NAME N s, at U s" lines), and the cases that never ran; those are not
 reported again as results missing from their plans or as needs.
 """
 import argparse
+import glob
 import os
 import fnmatch
 import re
@@ -52,7 +59,64 @@ SPLAT = re.compile(
     r'|possible circular locking|suspicious RCU usage'
     r'|sleeping function called from invalid context'
     r'|detected stall|soft lockup|hard LOCKUP'
-    r'|kretprobe BUG!|printk messages dropped|BUG: using __this_cpu')
+    r'|kretprobe BUG!|printk messages dropped|BUG: using __this_cpu'
+    r'|^Internal error: ')
+
+# The messages of our kprobes ("kprobes: " and the text of a pr_warn() or
+# worse), in two lists; each line of the product's own must match exactly
+# one (make test-judge reads them off the source).  KPROBES_ERRORS: kprobes
+# failed at something it had accepted to do (arm, disarm, hand a probe to
+# ftrace, build its blacklist, step a hit): a run that shows one is red
+# unless a case expects it (a "splat:" row).
+KPROBES_ERRORS = [
+    r'some probes could not be (?:armed|disarmed)',
+    r'cannot build the blacklist: -?\d+',
+    r'incomplete blacklist: -?\d+',
+    r'\S+ not found: incomplete blacklist',
+    r"\S+ is on the breakpoint's path and stays probeable",
+    r"the architecture's kprobes did not start: -?\d+",
+    r'ftrace kept disarmed probes in its filter',
+    r'ftrace kept \d+ disarmed probe\(s\) in its filter(?:: out of memory)?',
+    r'ftrace refused to take over \d+ entry probe\(s\): -?\d+',
+    r'ftrace refused to arm \d+ probe\(s\)(?: with a post_handler)?: -?\d+',
+    r'kretprobe BUG!: .*',
+    r'cannot emulate the branch at \S+: its operand is unreadable',
+    r'probe at \S+ hit \d+ deep(?: with interrupts on)?; cannot step it',
+]
+# KPROBES_NOTICES: a registration refused for its input (the errno says
+# it; the line says why), a caller's dump_kprobe(), state changes.
+KPROBES_NOTICES = [
+    r'\S+ is not kernel or module text that can be probed',
+    r'\S+ is on the blacklist',
+    r"\S+ is a function's preamble, not its code",
+    r'\S+ is patched by the kernel \(jump label, static call or BUG\)',
+    r'\S+ is not on an instruction boundary',
+    r"\S+: a jprobe must be on a function's entry",
+    r'cannot (?:probe|decode) the instruction at \S+',
+    r'\S+: this struct (?:kprobe|kretprobe) is already registered',
+    r"\S+ is ftrace's call site, and this kernel has no kprobes on ftrace",
+    r'probe at \S+: symbol \S*\+\d+, flags 0x[0-9a-f]+, nmissed \d+',
+    r"\S+: a pre_handler's change of the PC is ignored on an optimized "
+    r'probe; a post_handler keeps a probe from being optimized',
+    r'kretprobe data_size \d+: at most -?\d+',
+    r'kretprobe maxactive -?\d+: at most -?\d+ \(the pool grows by itself\)',
+    r'kretprobe on \S+: not a function entry',
+    r'kretprobe on \S+: it does not return to its caller',
+    r'jump optimization (?:enabled|disabled)',
+    r'kprobes globally (?:enabled|disabled)',
+]
+KPROBES_LINE = re.compile(r'^kprobes: (.*)$')
+
+
+def kprobes_message(text):
+    """'error' or 'notice' for the text of one of kprobes' messages (after
+    "kprobes: "), None for one in neither list; a text in both is an
+    error."""
+    if any(re.fullmatch(r, text) for r in KPROBES_ERRORS):
+        return 'error'
+    if any(re.fullmatch(r, text) for r in KPROBES_NOTICES):
+        return 'notice'
+    return None
 END_TRACE = re.compile(r'^---\[ end ')
 END_MARKER = 'KTEST-END'
 CONTEXT = 12        # log lines shown before a failed case
@@ -246,6 +310,12 @@ def find_splats(lines):
     splats = []
     i = 0
     while i < len(lines):
+        own = KPROBES_LINE.match(lines[i].rstrip())
+        if own and kprobes_message(own.group(1)) == 'error' and \
+                not SPLAT.search(lines[i]):
+            splats.append((i, i + 1))
+            i += 1
+            continue
         if not SPLAT.search(lines[i]):
             i += 1
             continue
@@ -316,11 +386,86 @@ def applies(labels, label, arch):
     return False
 
 
+# Our KUnit suites, read off their sources: every case a suite's array
+# lists (KUNIT_CASE*), for the architecture that ran, is needed whenever
+# its suite ran, so that a case lost with its plan shortened to match is
+# red without a row per case in the expectation files.
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+KUNIT_SOURCES = ['tools/testing/selftests/kprobes/test_modules/*.c',
+                 'kernel/kprobes/*_test.c', 'arch/x86/kernel/kprobes/*_test.c',
+                 'arch/arm64/kernel/probes/*_test.c']
+KUNIT_ARRAY = re.compile(r'static struct kunit_case (\w+)\[\] = \{(.*?)\n\};', re.S)
+KUNIT_SUITE = re.compile(r'static struct kunit_suite \w+ = \{(.*?)\n\};', re.S)
+KUNIT_CASE = re.compile(r'\bKUNIT_CASE\w*\((\w+)')
+# The configuration symbols that differ between the boots: an array entry
+# under any other #if is needed when the symbol is set in every test
+# configuration (OPTPROBES, KRETPROBES) and not otherwise known here.
+KUNIT_ARCH_SYMBOLS = {'CONFIG_ARM64': 'arm64', 'CONFIG_X86_64': 'x86_64',
+                      'CONFIG_X86': 'x86_64'}
+KUNIT_ALWAYS = ('CONFIG_OPTPROBES', 'CONFIG_KRETPROBES')
+
+
+def kunit_array_cases(body, arch):
+    """The cases of one kunit_case array that this architecture builds."""
+    cases, conds = [], []      # conds: True, False or None (unknown)
+    for line in body.split('\n'):
+        text = line.strip()
+        m = re.match(r'#\s*(ifdef|ifndef|if)\s+(.*)', text)
+        if m:
+            sym = m.group(2).strip()
+            sym = re.sub(r'^IS_ENABLED\((\w+)\)$', r'\1', sym)
+            if sym in KUNIT_ARCH_SYMBOLS:
+                on = KUNIT_ARCH_SYMBOLS[sym] == arch
+            elif sym in KUNIT_ALWAYS:
+                on = True
+            else:
+                on = None
+            if m.group(1) == 'ifndef' and on is not None:
+                on = not on
+            conds.append(on)
+        elif text.startswith('#else'):
+            conds[-1] = None if conds[-1] is None else not conds[-1]
+        elif text.startswith('#endif'):
+            conds.pop()
+        elif all(c is True for c in conds):
+            cases += KUNIT_CASE.findall(text)
+    return cases
+
+
+def kunit_cases(arch):
+    """{suite: (source file, [case, ...])} of our KUnit suites."""
+    suites = {}
+    for pattern in KUNIT_SOURCES:
+        for path in sorted(glob.glob(os.path.join(TOP, pattern))):
+            with open(path) as f:
+                src = f.read()
+            arrays = {m.group(1): kunit_array_cases(m.group(2), arch)
+                      for m in KUNIT_ARRAY.finditer(src)}
+            for m in KUNIT_SUITE.finditer(src):
+                name = re.search(r'\.name\s*=\s*"([^"]+)"', m.group(1))
+                array = re.search(r'\.test_cases\s*=\s*(\w+)', m.group(1))
+                if name and array and array.group(1) in arrays:
+                    suites[name.group(1)] = (os.path.relpath(path, TOP),
+                                             arrays[array.group(1)])
+    return suites
+
+
 def check_expect(rows, label, arch, tag, cases, seen):
     """Needed results that are not there, skips nobody declared."""
     problems = []
     mine = [r for r in rows if applies(r[0], label, arch)]
     absent = [r for r in mine if r[1] == 'absent']
+    for suite, (path, names) in sorted(kunit_cases(arch).items()):
+        if suite not in seen['kunit']:
+            continue
+        for case in names:
+            name = suite + '.' + case
+            if name in seen['kunit'] or \
+                    any(r[2] == 'kunit' and fnmatch.fnmatchcase(name, r[3])
+                        for r in absent):
+                continue
+            problems.append((tag + 'kunit: %s did not run, but its suite did '
+                             '(%s lists it)' % (name, path), [], 'need'))
     for _, _, stream, name, reason in absent:
         there = [n for n in seen[stream] if fnmatch.fnmatchcase(n, name)]
         if there:

@@ -15,6 +15,8 @@
 #   ftrace_kill  a probed module going after ftrace died (ftrace stays
 #                dead: hence last; it checks its own splats, which are
 #                ftrace's warnings about the bug it provokes on x86-64)
+#   kmemleak_last  kmemleak again, after ftrace_kill, once kprobes'
+#                deferred work and RCU frees have run
 
 cd "$(dirname "$0")" || exit 1
 KTEST_ALL=1
@@ -33,5 +35,5 @@ for c in $all; do
 done
 
 ktest_begin
-ktest_cases $cases kmemleak no_splat ftrace_kill
+ktest_cases $cases kmemleak no_splat ftrace_kill kmemleak_last
 [ $nfail -eq 0 ]

@@ -5,6 +5,7 @@
  *
  *   sym=NAME [offset=N] [sym2=NAME] [kret=1] [post=1]
  *
+ * Without sym it holds none, for its write-only tools (quiesce).
  * Read-only parameters report each probe's hit count and address; the
  * writable "disabled" and "disabled2" parameters call disable_kprobe() or
  * enable_kprobe() on it.  Writing a symbol to "late" registers a third
@@ -18,6 +19,9 @@
  * With kret=1 the first probe is a return probe (maxactive 1; the entry
  * handler counts the hits): "returns" counts its return handler's runs,
  * "retval" is the last return value it saw and "nmissed" its nmissed.
+ *
+ * Writing 1 to "quiesce" waits for the RCU frees queued so far (see
+ * kph_quiesce_set()).
  *
  * Writing 1 to "ftrace_kill" calls ftrace_kill(), what ftrace does to
  * itself when it finds its text in a state it cannot handle: ftrace is
@@ -38,6 +42,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -230,6 +235,29 @@ static const struct kernel_param_ops kph_ftrace_kill_ops = {
 
 module_param_cb(ftrace_kill, &kph_ftrace_kill_ops, NULL, 0200);
 MODULE_PARM_DESC(ftrace_kill, "write 1: kill ftrace for the rest of the boot");
+
+/*
+ * Writing 1 to "quiesce" waits for the frees queued with call_rcu() and
+ * kfree_rcu() so far, kprobes' among them (dead sites, slot pages,
+ * blacklist entries), so that a leak check after it sees what they
+ * leave.  Work items that queue such frees run first: the caller gives
+ * them their delays before writing.
+ */
+static int kph_quiesce_set(const char *val, const struct kernel_param *kp)
+{
+	if (!sysfs_streq(val, "1"))
+		return -EINVAL;
+	rcu_barrier();
+	kvfree_rcu_barrier();
+	return 0;
+}
+
+static const struct kernel_param_ops kph_quiesce_ops = {
+	.set = kph_quiesce_set,
+};
+
+module_param_cb(quiesce, &kph_quiesce_ops, NULL, 0200);
+MODULE_PARM_DESC(quiesce, "write 1: wait for the RCU frees queued so far");
 
 #if defined(CONFIG_X86_64) && defined(CONFIG_KPROBES_ON_FTRACE)
 static int kph_bug_byte0 = -1;
@@ -454,7 +482,7 @@ static int __init kph_init(void)
 	int ret;
 
 	if (!sym)
-		return -EINVAL;
+		return sym2 ? -EINVAL : 0;
 	if (post)
 		kph_probes[0].rp.kp.post_handler = kph_post;
 	ret = kph_add(&kph_probes[0], sym, offset, kret);
