@@ -65,7 +65,15 @@ static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 void kx_step_entry(void);
 void kx_step_done(struct pt_regs *regs);
 
-/* jprobe_call.S (CONFIG_KPROBES_COMPAT) */
+/*
+ * jprobe_call.S (CONFIG_KPROBES_COMPAT).  @stack holds the stack words of
+ * the arguments, then on i386 a frame for the unwinder (jprobe.c).
+ */
+#ifdef CONFIG_X86_32
+#define KX_JPROBE_STACK	(KPROBE_JPROBE_STACK_WORDS + 2)
+#else
+#define KX_JPROBE_STACK	KPROBE_JPROBE_STACK_WORDS
+#endif
 void kx_jprobe_call(void *entry, struct pt_regs *regs,
 		    const unsigned long *stack);
 
@@ -153,7 +161,7 @@ static __always_inline const u8 *kx_orig_bytes(struct kprobe_site *s)
 }
 #endif
 
-#ifdef CONFIG_DYNAMIC_FTRACE
+#if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE)
 /* Ends of the ftrace trampoline templates, labels in ftrace_64.S. */
 void ftrace_caller_end(void);
 void ftrace_regs_caller_end(void);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86-64 kprobes backend: breakpoint sites.
+ * x86 kprobes backend: breakpoint sites.
  *
  * A site is armed by writing int3 over the first byte of the probed
  * instruction.  When a CPU reaches it, kprobe_int3_handler() runs the
@@ -289,7 +289,8 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
  * text.  What is left on x86 are the ftrace trampoline templates: ftrace
  * copies them byte for byte into every trampoline it allocates, so a
  * breakpoint in them would be copied along as a stray int3 that no site
- * owns.
+ * owns.  (i386 has no such copies: its calls go to ftrace_caller
+ * itself.)
  *
  * Return: 0 or the error from kprobe_add_area_blacklist().
  */
@@ -297,7 +298,7 @@ int arch_populate_kprobe_blacklist(void)
 {
 	int ret = 0;
 
-#ifdef CONFIG_DYNAMIC_FTRACE
+#if defined(CONFIG_X86_64) && defined(CONFIG_DYNAMIC_FTRACE)
 	ret = kprobe_add_area_blacklist((unsigned long)ftrace_caller,
 					(unsigned long)ftrace_caller_end);
 	if (!ret)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86-64 kprobes backend: the probed instruction.  Reading it (as it was
+ * x86 kprobes backend: the probed instruction.  Reading it (as it was
  * before kprobes wrote into the text), deciding how a hit executes it,
  * building the out-of-line copy it is stepped from, and emulating the
  * instructions that cannot be stepped.
@@ -641,20 +641,22 @@ bool arch_kprobe_on_insn_boundary(unsigned long addr, unsigned long offset)
 /* ---- Emulation (the hit path) ---------------------------------------- */
 
 /* pt_regs offsets of the general registers, in encoding order. */
-static const u8 kx_gpr_offset[16] = {
+static const u8 kx_gpr_offset[] = {
 	offsetof(struct pt_regs, ax),  offsetof(struct pt_regs, cx),
 	offsetof(struct pt_regs, dx),  offsetof(struct pt_regs, bx),
 	offsetof(struct pt_regs, sp),  offsetof(struct pt_regs, bp),
 	offsetof(struct pt_regs, si),  offsetof(struct pt_regs, di),
+#ifdef CONFIG_X86_64
 	offsetof(struct pt_regs, r8),  offsetof(struct pt_regs, r9),
 	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
 	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
 	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+#endif
 };
 
 static nokprobe_inline unsigned long kx_gpr(struct pt_regs *regs, u8 nr)
 {
-	return *(unsigned long *)((u8 *)regs + kx_gpr_offset[nr & 15]);
+	return *(unsigned long *)((u8 *)regs + kx_gpr_offset[nr % ARRAY_SIZE(kx_gpr_offset)]);
 }
 
 /*

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * x86-64 kprobes backend: where a hit on an entry probe's breakpoint runs
+ * x86 kprobes backend: where a hit on an entry probe's breakpoint runs
  * its handlers while the probe waits to be handed to ftrace (ftrace_site.c).
  *
  * The breakpoint handler does not run them in the trap: an entry probe's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86-64 kprobes backend: sites carried by ftrace.
+ * x86 kprobes backend: sites carried by ftrace.
  *
  * A probe on a function's fentry call site cannot use a breakpoint: ftrace
  * owns those five bytes.  The core instead filters an ftrace_ops to such
@@ -123,11 +123,17 @@ static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
  * arch_kprobe_ftrace_bp()), regs->ip just past it.  The handlers are not
  * run here, in the trap: the breakpoint becomes the call ftrace's would
  * be, to kx_ftrace_bp_entry (ftrace_entry.S), which runs them in the
- * probed context as the ftrace handler does.
+ * probed context as the ftrace handler does.  Once ftrace is dead
+ * (kprobe_ftrace_kill()) its entry probes are, those still waiting for
+ * it too: the nop runs as a nop, and no handler.
  */
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 {
-	int3_emulate_call(regs, (unsigned long)kx_ftrace_bp_entry);
+	/* Written once while hits run: either value is one a hit may see. */
+	if (unlikely(data_race(kprobe_ftrace_disabled)))
+		int3_emulate_jmp(regs, regs->ip - INT3_INSN_SIZE + KX_FENTRY_SIZE);
+	else
+		int3_emulate_call(regs, (unsigned long)kx_ftrace_bp_entry);
 	return 1;
 }
 

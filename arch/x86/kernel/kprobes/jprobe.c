@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86-64 kprobes backend: the call of a jprobe handler
+ * x86 kprobes backend: the call of a jprobe handler
  * (CONFIG_KPROBES_COMPAT, see kernel/kprobes/compat.c).
  *
- * At a function's entry the first six arguments are in %rdi, %rsi, %rdx,
- * %rcx, %r8 and %r9, and the others on the stack, right above the return
- * address that regs->sp points at (a breakpoint, a detour and the ftrace
- * hook all present it so).  kx_jprobe_call (jprobe_call.S) loads the six
- * registers from regs, puts a copy of the stack words below its own frame
- * and calls the handler: an ordinary call, seen as such by the unwinders,
- * whose return comes back here.
+ * At a function's entry the first arguments are in registers (x86-64:
+ * %rdi, %rsi, %rdx, %rcx, %r8 and %r9; i386, built with -mregparm=3:
+ * %eax, %edx and %ecx), and the others on the stack, right above the
+ * return address that regs->sp points at (a breakpoint, a detour and the
+ * ftrace hook all present it so).  kx_jprobe_call (jprobe_call.S) loads
+ * the argument registers from regs, puts a copy of the stack words below
+ * its own frame and calls the handler: an ordinary call, seen as such by
+ * the unwinders, whose return comes back here.
  */
 
 #include <linux/kprobes.h>
@@ -38,13 +39,22 @@
  */
 void arch_jprobe_call(void *entry, struct pt_regs *regs)
 {
-	unsigned long stack[KPROBE_JPROBE_STACK_WORDS] = { };
+	unsigned long stack[KX_JPROBE_STACK] = { };
 	unsigned long *args = (unsigned long *)regs->sp + 1;
 	struct stack_info info;
 	long i, n = 0;
 
-	/* The return address at regs->sp is on the stack in any case. */
-	if (get_stack_info_noinstr((unsigned long *)regs->sp, current, &info))
+	/*
+	 * The frame the probed function has not pushed yet, for i386's
+	 * frame-pointer unwinder (see jprobe_call.S): the caller's frame
+	 * pointer, and the return address at regs->sp, which is on the
+	 * stack in any case.
+	 */
+	if (IS_ENABLED(CONFIG_X86_32)) {
+		stack[KX_JPROBE_STACK - 2] = regs->bp;
+		stack[KX_JPROBE_STACK - 1] = *(unsigned long *)regs->sp;
+	}
+	if (!get_stack_info((unsigned long *)regs->sp, current, &info, NULL))
 		n = min_t(long, KPROBE_JPROBE_STACK_WORDS, info.end - args);
 	for (i = 0; i < n; i++)
 		__get_kernel_nofault(&stack[i], &args[i], unsigned long, out);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * x86-64 kprobes backend: the common entry of optimized probes' detours.
+ * x86 kprobes backend: the common entry of optimized probes' detours.
  *
  * An optimized site's jmp leads to its detour slot, whose first
  * instruction calls this code.  So on entry the stack holds our return
  * address (the slot's copy of the region, see detour.c) right below the
  * probed context's stack pointer.  We save that context as a struct
- * pt_regs, fetch the site's address from the slot's last eight bytes and
+ * pt_regs, fetch the site's address from the slot's last bytes and
  * call kx_opt_handler().  Then flags and general registers are reloaded
  * (handlers may have changed them) and RET goes on in the slot.
  *
@@ -37,12 +37,12 @@ SYM_CODE_START(kx_opt_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
 	KX_ENTER_FROM_SLOT
-	movq	PTREGS_SIZE(%rsp), %rdi
-	movq	IP_FROM_RET(%rdi), %rax
-	movq	%rax, RIP(%rsp)
-	movq	SITE_FROM_RET(%rdi), %rdi
-	movq	%rsp, %rsi
-	UNWIND_HINT_REGS
+	mov	PTREGS_SIZE(%_ASM_SP), %_ASM_DX
+	mov	IP_FROM_RET(%_ASM_DX), %_ASM_AX
+	mov	%_ASM_AX, KX_PT_IP(%_ASM_SP)
+	mov	SITE_FROM_RET(%_ASM_DX), %_ASM_ARG1
+	mov	%_ASM_SP, %_ASM_ARG2
+	KX_UNWIND_HINT_REGS
 	call	kx_opt_handler
 	KX_RETURN_TO_SLOT_CALLER
 SYM_CODE_END(kx_opt_entry)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * x86-64 kprobes backend: where a tracked step ends.
+ * x86 kprobes backend: where a tracked step ends.
  *
  * The tracked copy of a stepped instruction (see breakpoint.c) is followed by a
  * call to this code, so we arrive with interrupts off, the registers as

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * x86-64 kprobes backend: the return-probe trampoline.
+ * x86 kprobes backend: the return-probe trampoline.
  *
  * At a kretprobe'd function's entry, arch_kretprobe_hijack() replaced the
  * return address on the stack with the address of this code, so the
@@ -40,7 +40,7 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	 */
 	UNWIND_HINT type=UNWIND_HINT_TYPE_CALL sp_reg=ORC_REG_SP sp_offset=0
 	ANNOTATE_NOENDBR
-	KX_SAVE_REGS (PTREGS_SIZE + 8)
+	KX_SAVE_REGS (PTREGS_SIZE + KX_WORD)
 	/*
 	 * A few functions are called inside user access regions (stac ...
 	 * clac), rep_movs_alternative for one: the handlers must not run
@@ -48,20 +48,20 @@ SYM_CODE_START(arch_kretprobe_trampoline)
 	 */
 	ASM_CLAC
 	/* The probed function's stack pointer after its RET. */
-	leaq	PTREGS_SIZE + 8(%rsp), %rax
-	movq	%rax, RSP(%rsp)
+	lea	PTREGS_SIZE + KX_WORD(%_ASM_SP), %_ASM_AX
+	mov	%_ASM_AX, KX_PT_SP(%_ASM_SP)
 	/* The core sets regs->ip to the real return address. */
-	movq	$arch_kretprobe_trampoline, RIP(%rsp)
+	_ASM_MOV	$arch_kretprobe_trampoline, KX_PT_IP(%_ASM_SP)
 	ENCODE_FRAME_POINTER
 
-	movq	%rsp, %rdi
-	leaq	PTREGS_SIZE(%rsp), %rsi
+	lea	PTREGS_SIZE(%_ASM_SP), %_ASM_ARG2
+	mov	%_ASM_SP, %_ASM_ARG1
 	call	kretprobe_trampoline_handler
 
 	/* AC back as it was: only a CPU with SMAP can have had it set. */
-	ALTERNATIVE "", __stringify(pushq EFLAGS(%rsp); popfq), X86_FEATURE_SMAP
+	ALTERNATIVE "", "KX_LOAD_FLAGS", X86_FEATURE_SMAP
 	KX_LOAD_GPRS
-	addq	$PTREGS_SIZE, %rsp
+	lea	PTREGS_SIZE(%_ASM_SP), %_ASM_SP
 	RET
 SYM_CODE_END(arch_kretprobe_trampoline)
 	.popsection
