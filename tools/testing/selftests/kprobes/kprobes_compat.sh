@@ -15,7 +15,7 @@ NO_COMPAT="no jprobes in this kernel (CONFIG_KPROBES_COMPAT off, or upstream)"
 
 t_compat_suite()
 {
-	# A kernel with jprobes but no kprobes_compat.ko: built on x86-64 only.
+	# A kernel with jprobes but no kprobes_compat.ko: built on x86 only.
 	if [ ! -f $MODS/kprobes_compat.ko ] && grep -q ' register_jprobe$' /proc/kallsyms; then
 		x86_only "kprobes_compat.ko (kpt_asm.S targets, x86 registers)" || return
 	fi

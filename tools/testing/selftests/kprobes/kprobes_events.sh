@@ -38,7 +38,7 @@ ool_pages()
 # in registered, and unregistered once gone.
 t_text_poke()
 {
-	x86_only "PERF_RECORD_TEXT_POKE, which only x86 reports" || return
+	on_x86 "PERF_RECORD_TEXT_POKE, which only x86 reports" || return
 	[ -x ./kprobes_textpoke ] || fail "kprobes_textpoke not built" || return
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
 	need_target || return
@@ -234,10 +234,19 @@ ft_skip_reason()
 	case $1 in
 	kprobe_opt_types)
 		# Without the sysctl the test fails rather than reporting
-		# itself unsupported.
-		[ -e /proc/sys/debug/kprobes-optimization ] ||
+		# itself unsupported.  It runs on the machines it names
+		# (uname -m), and reports the others unsupported, without a
+		# reason: i386 (i686) among them.
+		if [ ! -e /proc/sys/debug/kprobes-optimization ]; then
 			echo "no /proc/sys/debug/kprobes-optimization" \
 			     "(jump optimization, CONFIG_OPTPROBES, is not there yet)"
+		else
+			case $KP_ARCH in
+			x86_64|arm*|ppc*) ;;
+			*) echo "kprobe_opt_types.tc runs on x86_64, arm" \
+				"and ppc only, not $KP_ARCH" ;;
+			esac
+		fi
 		;;
 	kretprobe_maxactive)
 		# It probes a networking function; it fails (upstream's
@@ -246,9 +255,12 @@ ft_skip_reason()
 			echo "it probes inet_csk_accept, not in this kernel (no CONFIG_INET)"
 		;;
 	kprobe_offset_boundary)
-		# Ours: the offsets of x86's instructions at vfs_read's entry.
-		[ "$KP_ARCH" = x86_64 ] ||
-			echo "x86-only: the offsets of x86's ftrace call in vfs_read"
+		# Ours: the offsets of x86's instructions at vfs_read's entry
+		# (both widths: a 5-byte ftrace call).
+		case $KP_ARCH in
+		x86_64|i?86) ;;
+		*) echo "x86-only: the offsets of x86's ftrace call in vfs_read" ;;
+		esac
 		;;
 	kprobe_args_user|kprobe_args_vfs|kretprobe_entry_arg)
 		# They fetch $argN, which tracefs offers only where the

@@ -195,6 +195,16 @@ x86_only()
 	return 2
 }
 
+# on_x86 WHAT: the same for what both x86 widths have (x86-64 and i386).
+on_x86()
+{
+	case $KP_ARCH in
+	x86_64|i?86) return 0 ;;
+	esac
+	why="x86-only: $*"
+	return 2
+}
+
 # asm_targets WHAT: true where kprobes_target.ko has its hand-written
 # targets (x86-64: kpt_asm.S; arm64: kpt_*_arm64.S) and the modules built
 # on them (kprobes_opt.ko, kprobes_boundary.ko); elsewhere the case is to

@@ -517,15 +517,19 @@ pa_sizes()
 			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
 		return v
 	}
+	# An address in two halves, the low one eight hex digits (exact in
+	# awk arithmetic): 64-bit kernels print sixteen, 32-bit ones eight.
+	function hi(a) { return substr(a, 1, length(a) - 8) }
+	function lo(a) { return substr(a, length(a) - 7) }
 	NR == FNR {
 		if ($1 !~ /^0x/ && $1 !~ /:/)
 			want[$1] = 1
 		next
 	}
 	$1 != at {
-		if (np > 0 && substr($1, 1, 8) == substr(at, 1, 8))
+		if (np > 0 && hi($1) == hi(at))
 			for (i = 1; i <= np; i++)
-				print pn[i], hexval(substr($1, 9)) - hexval(substr(at, 9))
+				print pn[i], hexval(lo($1)) - hexval(lo(at))
 		np = 0
 		at = $1
 	}

@@ -28,6 +28,12 @@
 #include <linux/vmalloc.h>
 #include "kprobes_target.h"
 
+/*
+ * The cases that probe inside the hand-written targets (kpt_asm.S, with
+ * their labels) skip where there are none, saying so.
+ */
+#define KPC_NO_ASM	"no hand-written targets here: "
+
 /* What the jprobe handlers saw (one call at a time in these cases). */
 static long kpc_args[2][8];
 static atomic_t kpc_calls[2];
@@ -254,6 +260,7 @@ static void kpc_jprobes_rollback(struct kunit *test)
 	unregister_jprobes(batch, 1);
 }
 
+#ifdef KPT_ASM_TARGETS
 /*
  * A jprobe must be on a function's entry: the second instruction of
  * kpt_asm_sub (a local label, no symbol of its own) is refused, by
@@ -276,6 +283,12 @@ static void kpc_jprobe_off_entry(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, register_jprobe(&jp), 0);
 	unregister_jprobe(&jp);
 }
+#else
+static void kpc_jprobe_off_entry(struct kunit *test)
+{
+	kunit_skip(test, KPC_NO_ASM "kpt_asm_sub");
+}
+#endif
 
 /* The list shows a jprobe with the letter 'j'. */
 static void kpc_jprobe_listed(struct kunit *test)
@@ -290,12 +303,14 @@ static void kpc_jprobe_listed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_kprobes_line("list", (unsigned long)jp.kp.addr,
 					       'j', line, sizeof(line)), 0);
 	/* +0x0, or +0x4 past an endbr64 on an IBT kernel */
-	KUNIT_EXPECT_NOT_NULL(test, strstr(line, "  j  kpt_eight_asm+0x"));
+	KUNIT_EXPECT_NOT_NULL(test,
+			      strstr(line, "  j  " __stringify(kpt_eight_asm) "+0x"));
 	unregister_jprobe(&jp);
 	KUNIT_EXPECT_EQ(test, kpt_kprobes_line("list", (unsigned long)jp.kp.addr,
 					       'j', line, sizeof(line)), -ENOENT);
 }
 
+#ifdef KPT_ASM_TARGETS
 static int kpc_pre_nested(struct kprobe *p, struct pt_regs *regs)
 {
 	kpt_eight_call(kpt_eight_asm, 9);
@@ -457,6 +472,22 @@ static void kpc_fault_in_step(struct kunit *test)
 	unregister_kprobe(&kp);
 	vfree(area);
 }
+#else
+static void kpc_jprobe_missed(struct kunit *test)
+{
+	kunit_skip(test, KPC_NO_ASM "kpt_asm_add");
+}
+
+static void kpc_fault_in_pre(struct kunit *test)
+{
+	kunit_skip(test, KPC_NO_ASM "kpt_asm_add, kpt_asm_load");
+}
+
+static void kpc_fault_in_step(struct kunit *test)
+{
+	kunit_skip(test, KPC_NO_ASM "kpt_asm_load");
+}
+#endif /* KPT_ASM_TARGETS */
 
 /* ---- a jprobe at the top of a stack ---------------------------------- */
 

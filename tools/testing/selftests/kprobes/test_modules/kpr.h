@@ -95,7 +95,7 @@ static inline bool kpr_is_trampoline(unsigned long addr)
  * kpr_bp_target: a function whose entry probe is a breakpoint, returning
  * kpt_opt_want(): kpt_opt_asm() on x86-64, where C functions start with
  * an ftrace call that carries entry probes, and kpt_opt_c_untraced() on
- * s390 for the same reason; elsewhere the C function kpt_opt_c(), whose
+ * s390 and i386 for the same reason; elsewhere the C function kpt_opt_c(), whose
  * entry probe no ftrace call carries (arm64 and most of the bridged
  * architectures have no kprobes on ftrace; on ppc64 the call comes after
  * the entry).
@@ -109,7 +109,7 @@ static inline bool kpr_is_trampoline(unsigned long addr)
 
 #ifdef CONFIG_X86_64
 #define kpr_bp_target	kpt_opt_asm
-#elif defined(CONFIG_S390)
+#elif defined(CONFIG_S390) || defined(CONFIG_X86_32)
 #define kpr_bp_target	kpt_opt_c_untraced
 #else
 #define kpr_bp_target	kpt_opt_c

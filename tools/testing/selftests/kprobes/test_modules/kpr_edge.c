@@ -30,7 +30,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/cpufeature.h>
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #include <asm/text-patching.h>
 #endif
 #include "kprobes_target.h"
@@ -487,11 +487,13 @@ static void kpr_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
 
 /*
  * Leave 0xa5 where the next call's return builds its pt_regs, so that a
- * field the trampoline does not fill shows as that.
+ * field the trampoline does not fill shows as that.  A word's bits times
+ * sixteen: 1 KiB on 64-bit kernels, half that on 32-bit ones, whose frame
+ * limit is 1 KiB.
  */
 static noinline void kpr_poison_stack(void)
 {
-	u8 buf[1024];
+	u8 buf[BITS_PER_LONG * 16];
 
 	memset(buf, 0xa5, sizeof(buf));
 	barrier_data(buf);
@@ -595,7 +597,7 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 			      "%s: %pS: list state %#x, want %#x", name,
 			      (void *)addr, state, want);
 	if (site == KPR_SITE_OPTIMIZED) {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 		unsigned long end = kpt_deadline(5000);
 		u8 op = 0;
 

@@ -23,7 +23,7 @@
 #include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #endif
@@ -42,10 +42,11 @@ MODULE_PARM_DESC(upstream, "the kernel runs the upstream kprobes (baseline)");
  * finds no instruction there); upstream's arm64 refuses a misaligned
  * address with -EINVAL.
  *
- * kpk_entry_text[]: entry code, never probed: x86-64's int3 vector,
- * system call entry and int3 handler; arm64's vector for exceptions taken
- * at EL1 (a BRK is one), the one for synchronous exceptions from user
- * space (SVC: system calls) and the C handler behind the former (noinstr).
+ * kpk_entry_text[]: entry code, never probed: x86's int3 vector, system
+ * call entry (x86-64's syscall, i386's int $0x80) and int3 handler;
+ * arm64's vector for exceptions taken at EL1 (a BRK is one), the one for
+ * synchronous exceptions from user space (SVC: system calls) and the C
+ * handler behind the former (noinstr).
  * kpk_bp_code[]: kprobes' own breakpoint handlers.
  */
 static int __maybe_unused kpk_not_boundary_err(void)
@@ -56,6 +57,12 @@ static int __maybe_unused kpk_not_boundary_err(void)
 #if defined(CONFIG_X86_64)
 static const char * const kpk_entry_text[] = {
 	"asm_exc_int3", "entry_SYSCALL_64", "exc_int3",
+};
+
+static const char * const kpk_bp_code[] = { "kprobe_int3_handler" };
+#elif defined(CONFIG_X86_32)
+static const char * const kpk_entry_text[] = {
+	"asm_exc_int3", "entry_INT80_32", "exc_int3",
 };
 
 static const char * const kpk_bp_code[] = { "kprobe_int3_handler" };
@@ -986,7 +993,7 @@ static void kpk_ftrace_rearm(struct kunit *test)
  */
 static void kpk_ftrace_entry_live(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	static const u8 nop5[] = { BYTES_NOP5 };
 	struct kpk_probe *p;
 	u8 *text;
@@ -1023,7 +1030,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 #endif
 }
 
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 /*
  * Out of memory, for one function's allocations only: a probe on
  * __kmalloc_noprof() whose pre_handler, in the test's own thread, sends
@@ -1069,7 +1076,7 @@ static struct kprobe kpk_nomem_kp = {
  */
 static void kpk_ftrace_disarm_nomem(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	static const u8 nop5[] = { BYTES_NOP5 };
 	struct kpk_probe *p;
 	u8 *text;
@@ -1410,7 +1417,7 @@ static void kpk_multi_probe(struct kunit *test)
  */
 static void kpk_ftrace_duo(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	struct kpk_probe *p[2], *d[2];
 	int i;
 
@@ -1739,6 +1746,7 @@ static void kpk_smp(struct kunit *test)
  * the hit's post phase must still run B's post_handler, as it ran B's
  * pre_handler.
  */
+#ifdef KPT_ASM_TARGETS
 enum kpk_hold_step { KPK_HOLD_IDLE, KPK_HOLD_IN_PRE, KPK_HOLD_GO };
 
 /*
@@ -1830,6 +1838,7 @@ static void kpk_hold_end(struct kunit *test, struct task_struct *t)
 	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(kpk_hold.timed_out),
 			       "the held hit was never let go");
 }
+#endif /* KPT_ASM_TARGETS */
 
 /*
  * @opt_first: A alone is optimized first, so the site, once it is a
@@ -2032,7 +2041,7 @@ static void kpk_bl_nokprobe(struct kunit *test)
 
 static void kpk_bl_entry_text(struct kunit *test)
 {
-#ifdef KPT_ASM_TARGETS
+#if defined(KPT_ASM_TARGETS) || defined(CONFIG_X86_32)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_entry_text); i++)
@@ -2045,8 +2054,9 @@ static void kpk_bl_entry_text(struct kunit *test)
 
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
-#if defined(KPT_ASM_TARGETS) || defined(CONFIG_ARM) || defined(CONFIG_MIPS) || \
-	defined(CONFIG_PPC) || defined(CONFIG_RISCV) || defined(CONFIG_S390)
+#if defined(KPT_ASM_TARGETS) || defined(CONFIG_X86_32) || defined(CONFIG_ARM) || \
+	defined(CONFIG_MIPS) || defined(CONFIG_PPC) || defined(CONFIG_RISCV) || \
+	defined(CONFIG_S390)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)

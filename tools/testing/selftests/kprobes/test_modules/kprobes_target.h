@@ -242,13 +242,18 @@ int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
 
 /*
- * Eight arguments, on x86-64 the last two on the stack (arm64 passes all
- * eight in x0-x7): both return a1 + 2 * a2 + ... + 8 * a8.  kpt_eight()
- * is C (its entry is an ftrace site), kpt_eight_asm() has no fentry call
- * (its entry is a breakpoint site).  kpt_eight_call() calls @fn with
- * a1 = @base, a2 = @base + 1, ... and is the probed functions' caller in
- * stack traces.
+ * Eight arguments, on x86-64 the last two on the stack, on i386 (three
+ * register arguments) the last five (arm64 passes all eight in x0-x7):
+ * both return a1 + 2 * a2 + ... + 8 * a8.  kpt_eight() is C (its entry
+ * is an ftrace site), kpt_eight_asm() has no fentry call (its entry is a
+ * breakpoint site): on i386, which has no hand-written targets, it is
+ * kpt_eight() again, compiled without the fentry call.  kpt_eight_call()
+ * calls @fn with a1 = @base, a2 = @base + 1, ... and is the probed
+ * functions' caller in stack traces.
  */
+#ifdef CONFIG_X86_32
+#define kpt_eight_asm	kpt_eight_untraced
+#endif
 typedef long (*kpt_eight_fn)(long, long, long, long, long, long, long, long);
 long kpt_eight(long a1, long a2, long a3, long a4, long a5, long a6, long a7,
 	       long a8);
@@ -413,7 +418,7 @@ static inline u64 kpt_opt_want(u64 a, u64 b, u64 c)
 
 u64 kpt_opt_asm(u64 a, u64 b, u64 c);
 u64 kpt_opt_c(u64 a, u64 b, u64 c);
-u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c);	/* s390 only */
+u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c);	/* s390 and i386 only */
 u64 kpt_opt_call(u64 a, u64 b, u64 c);
 u64 kpt_opt_call_c(u64 a, u64 b, u64 c);
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size);

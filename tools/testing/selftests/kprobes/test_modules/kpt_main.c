@@ -436,11 +436,11 @@ __used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
 }
 EXPORT_SYMBOL_GPL(kpt_opt_c);
 
-#ifdef CONFIG_S390
+#if defined(CONFIG_S390) || defined(CONFIG_X86_32)
 /*
- * kpt_opt_c() again, untraced: s390 starts every traced function with
- * ftrace's call site, where an entry probe goes through ftrace, and the
- * return-probe cases want a breakpoint at a function's entry too.
+ * kpt_opt_c() again, untraced: s390 and i386 start every traced function
+ * with ftrace's call site, where an entry probe goes through ftrace, and
+ * the return-probe cases want a breakpoint at a function's entry too.
  */
 __used noinline notrace u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c)
 {
@@ -644,6 +644,16 @@ __used noinline long kpt_eight(long a1, long a2, long a3, long a4,
 	       8 * a8;
 }
 EXPORT_SYMBOL_GPL(kpt_eight);
+
+#ifdef CONFIG_X86_32
+__used noinline notrace long kpt_eight_asm(long a1, long a2, long a3, long a4,
+					   long a5, long a6, long a7, long a8)
+{
+	return a1 + 2 * a2 + 3 * a3 + 4 * a4 + 5 * a5 + 6 * a6 + 7 * a7 +
+	       8 * a8;
+}
+EXPORT_SYMBOL_GPL(kpt_eight_asm);
+#endif
 
 __used noinline long kpt_eight_call(kpt_eight_fn fn, long base)
 {
