@@ -42,10 +42,13 @@ help:
 	@echo 'ARCH=arm64          (test, run, build, baseline, test-baseline, run-baseline,'
 	@echo '                    shell, shell-baseline, bench) the same for arm64, cross-built'
 	@echo '                    and booted under qemu-system-aarch64 (build/*-arm64)'
+	@echo 'ARCH=i386           (the same targets but bench) the same for 32-bit x86,'
+	@echo '                    cross-built and booted under qemu-system-i386 (build/*-i386)'
 
-# The architecture (harness/common.sh): x86_64, or arm64 cross-built and
-# booted under qemu-system-aarch64, with its own build/ours-arm64,
-# build/baseline-arm64 and build/logs-arm64.
+# The architecture (harness/common.sh): x86_64, arm64 cross-built and
+# booted under qemu-system-aarch64, or i386 cross-built and booted under
+# qemu-system-i386, each but x86_64 with its own build/ours-ARCH,
+# build/baseline-ARCH and build/logs-ARCH.
 ARCH ?= x86_64
 export KTEST_ARCH := $(ARCH)
 

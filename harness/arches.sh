@@ -14,13 +14,12 @@ shift
 
 # arch  ARCH=  compiler prefix  Debian package of the compiler  what our
 # kprobes-on build must have (upstream's must have KPROBES and KRETPROBES
-# everywhere).  i386 has no kprobes until the x86 backend covers it; the
-# bridged architectures whose return trampoline is rethook's have their
-# return probes through it (KRETPROBE_ON_RETHOOK).  ppc64 (big-endian,
+# everywhere).  The bridged architectures whose return trampoline is
+# rethook's have their return probes through it (KRETPROBE_ON_RETHOOK).  ppc64 (big-endian,
 # ELF ABI v1) and parisc64 have function descriptors: a C function
 # pointer is the address of a descriptor, not of the function's text.
 ARCH_TABLE="
-i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          -
+i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          KPROBES,KRETPROBES,OPTPROBES,KPROBES_ON_FTRACE
 arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,OPTPROBES,KPROBES_BRIDGE
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
@@ -47,6 +46,11 @@ qemu_recipe()
 {
 	OUT= NCPUS=2
 	case "$1" in
+	# A PC; the suite's output on the second serial port.  Two sockets
+	# of one core: without ACPI the kernel finds the CPUs in SeaBIOS's
+	# MP table, which lists one CPU per socket.
+	i386)     QEMU=(qemu-system-i386 -m 1024 -smp 2,sockets=2,cores=1,threads=1)
+		  IMAGE=arch/x86/boot/bzImage CONSOLE=ttyS0 OUT=serial ;;
 	arm)      QEMU=(qemu-system-arm -M virt -cpu cortex-a15 -m 1024 -smp 2)
 		  IMAGE=arch/arm/boot/zImage CONSOLE=ttyAMA0 OUT=virtio ;;
 	# The early UART until the 8250 driver takes over (each line once:
@@ -86,6 +90,7 @@ qemu_recipe()
 suite_darch()
 {
 	case "$1" in
+	i386)     echo i386 ;;
 	arm)      echo armhf ;;
 	mips64el) echo mips64el ;;
 	ppc64le)  echo ppc64el ;;

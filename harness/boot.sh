@@ -10,7 +10,8 @@
 #       test-preempt-<tree>.* for the preempt configuration's test boot.
 #       arm64 (KTEST_ARCH=arm64): build/logs-arm64/, the same names; the
 #       console is virt's PL011 (ttyAMA0), user space a virtio console
-#       (hvc0).
+#       (hvc0).  i386 (KTEST_ARCH=i386): build/logs-i386/, a PC as on
+#       x86-64 (ttyS0, ttyS1).
 # Environment: FTRACETEST, PROBE_ALL, SYMBOL (passed to the guest),
 # TCG=multi and KTEST_ONLY=case,case (one-off runs), KTEST_TIMEOUT (seconds
 # per boot, as given), KTEST_BASE_LIMIT (seconds per boot on the tuned
@@ -79,6 +80,11 @@ qemu_cmd()
 	if [ "$KTEST_ARCH" = x86_64 ]; then
 		qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu"
 		      -smp $CPUS,sockets=$CPUS,cores=1,threads=1 -m 1G)
+	elif [ "$KTEST_ARCH" = i386 ]; then
+		# The same PC and CPU model, less what only long mode has
+		# (qemu-system-i386 drops it anyway, warning about each).
+		qemu=(qemu-system-i386 -accel "$accel" -cpu "$cpu,-lm,-syscall"
+		      -smp $CPUS,sockets=$CPUS,cores=1,threads=1 -m 1G)
 	else
 		# arm64: QEMU's virt board; the "max" CPU has pointer
 		# authentication (and BTI), its implementation-defined
@@ -94,12 +100,12 @@ qemu_cmd()
 
 # qemu_out LOG OUT: fill qout[] with the arguments that send the kernel
 # console to LOG and the guest's output channel to OUT (QEMU character
-# backends: file:PATH, mon:stdio, null).  x86-64: two serial ports.
-# arm64's virt has one usable UART (the kernel console): the output goes
-# to a virtio console on virtio-mmio, /dev/hvc0 in the guest.
+# backends: file:PATH, mon:stdio, null).  x86-64 and i386: two serial
+# ports.  arm64's virt has one usable UART (the kernel console): the
+# output goes to a virtio console on virtio-mmio, /dev/hvc0 in the guest.
 qemu_out()
 {
-	if [ "$KTEST_ARCH" = x86_64 ]; then
+	if [ "$KTEST_ARCH" != arm64 ]; then
 		qout=(-serial "$1" -serial "$2")
 		return
 	fi

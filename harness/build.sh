@@ -26,15 +26,17 @@ if [ "$PROFILE" = clients ]; then
 fi
 
 # ---- test modules, initramfs ---------------------------------------------
-# User space: the host's busybox on x86-64; for arm64 Debian's arm64
-# package of it, unpacked under build/userland-arm64 (harness/userland.sh).
+# User space: the host's busybox on x86-64; for arm64 and i386 Debian's
+# package of it for that architecture (DARCH), unpacked under
+# build/userland-DARCH (harness/userland.sh): the host's busybox is
+# x86-64 code, which a 32-bit kernel cannot run.
 . "$TOP/harness/initramfs.sh"
 SUITE=$TDIR/suite$SFX
 suite_build "$SUITE" "$LOGS/suite-$TREE$SFX.log"
-if [ "$KTEST_ARCH" = x86_64 ]; then
+if [ -z "$DARCH" ]; then
 	USERLAND=/
 else
-	USERLAND=$("$TOP/harness/userland.sh" "$KARCH")
+	USERLAND=$("$TOP/harness/userland.sh" "$DARCH")
 fi
 STAGE=$TDIR/initramfs$SFX
 initramfs_stage "$STAGE" "$SUITE" "$USERLAND" "$LOGS/modules-install-$TREE$SFX.log"

@@ -13,19 +13,27 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$TOP/build
 
 # The architecture built and booted (make ARCH=..., passed as KTEST_ARCH):
-# x86_64, the default, natively; or arm64, cross-built with
-# aarch64-linux-gnu-gcc and booted under qemu-system-aarch64.  x86_64
-# keeps the directories it always had; arm64's carry the suffix -arm64
-# (ASFX): build/ours-arm64, build/baseline-arm64, build/logs-arm64.
-#   KARCH    the kernel's ARCH=
+# x86_64, the default, natively; arm64, cross-built with
+# aarch64-linux-gnu-gcc and booted under qemu-system-aarch64; or i386,
+# cross-built with i686-linux-gnu-gcc (the host's gcc -m32 would need
+# 32-bit C libraries for the suite's static helpers, which the cross
+# compiler's libc6-dev-i386-cross brings) and booted under
+# qemu-system-i386.  x86_64 keeps the directories it always had; the
+# others carry the suffix -ARCH (ASFX): build/ours-arm64,
+# build/baseline-i386, build/logs-i386 and so on.
+#   KARCH    the kernel's ARCH= (i386: the 32-bit kernel of arch/x86)
 #   CROSS    the cross toolchain's prefix (CROSS_COMPILE=), empty natively
 #   KIMAGE   the kernel image QEMU boots, relative to the object directory
+#   DARCH    the Debian architecture of the guest's busybox
+#            (harness/userland.sh); empty: the host's
 KTEST_ARCH=${KTEST_ARCH:-x86_64}
 case "$KTEST_ARCH" in
-x86_64|x86) KTEST_ARCH=x86_64 ASFX= KARCH=x86_64 CROSS= KIMAGE=arch/x86/boot/bzImage ;;
+x86_64|x86) KTEST_ARCH=x86_64 ASFX= KARCH=x86_64 CROSS= KIMAGE=arch/x86/boot/bzImage DARCH= ;;
 arm64|aarch64) KTEST_ARCH=arm64 ASFX=-arm64 KARCH=arm64 CROSS=aarch64-linux-gnu-
-	KIMAGE=arch/arm64/boot/Image ;;
-*) echo "unknown ARCH=$KTEST_ARCH (x86_64 or arm64)" >&2; exit 2 ;;
+	KIMAGE=arch/arm64/boot/Image DARCH=arm64 ;;
+i386|i686|x86_32) KTEST_ARCH=i386 ASFX=-i386 KARCH=i386 CROSS=i686-linux-gnu-
+	KIMAGE=arch/x86/boot/bzImage DARCH=i386 ;;
+*) echo "unknown ARCH=$KTEST_ARCH (x86_64, arm64 or i386)" >&2; exit 2 ;;
 esac
 export KTEST_ARCH
 LOGS=$BUILD/logs$ASFX
@@ -53,10 +61,10 @@ PROFILE=${KTEST_PROFILE:-test}
 #   preempt   the same plus harness/config/preempt.config: PREEMPT_DYNAMIC
 #             booted preempt=full, DEBUG_PREEMPT, and IBT on x86-64
 #             (preempt-x86_64.config); arm64 has pointer authentication
-#             in both configurations (arm64.config)
+#             in both configurations (arm64.config), i386 neither
 # Each fragment F.config may have an architecture's part beside it,
 # F-$KTEST_ARCH.config, applied right after it (harness/prepare.sh);
-# base.config's are x86_64.config and arm64.config.
+# base.config's are x86_64.config, arm64.config and i386.config.
 # KTEST_VARIANTS lists those a test target runs (default: both).
 # The clients profile has base (harness/config/clients.config, fprobe off)
 # and fprobe (plus clients-fprobe.config).
@@ -85,10 +93,12 @@ variant_set()
 		VCMDLINE="preempt=full"
 		# What makes the configuration: besides preemption, functions
 		# that start with a landing pad (endbr64) on x86-64, with
-		# paciasp on arm64 (base has it too; see arm64.config).
+		# paciasp on arm64 (base has it too; see arm64.config); i386
+		# has no landing pads.
 		case "$KTEST_ARCH" in
 		x86_64) VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT) ;;
 		arm64)  VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT ARM64_PTR_AUTH_KERNEL) ;;
+		i386)   VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT) ;;
 		esac
 		;;
 	clients/fprobe)

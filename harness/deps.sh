@@ -8,9 +8,10 @@
 #   harness/deps.sh arches   the same plus the cross compilers and QEMUs
 #                            of `make arches` (harness/arches.sh)
 # KTEST_ARCH=arm64 (make ARCH=arm64) adds the cross compiler, its static C
-# library (the suite's helper programs) and qemu-system-aarch64; the
-# guest's arm64 busybox and bash come later, as packages downloaded
-# without installing them (harness/userland.sh).
+# library (the suite's helper programs) and qemu-system-aarch64;
+# KTEST_ARCH=i386 the same for i386 (qemu-system-i386 is in
+# qemu-system-x86).  The guest's busybox comes later, as a package
+# downloaded without installing it (harness/userland.sh).
 set -euo pipefail
 
 pkgs=(
@@ -22,6 +23,7 @@ pkgs=(
 case "${KTEST_ARCH:-x86_64}" in
 arm64|aarch64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
 		      debian-archive-keyring) ;;
+i386|i686|x86_32) pkgs+=(gcc-i686-linux-gnu libc6-dev-i386-cross debian-archive-keyring) ;;
 esac
 [ "${1:-}" = check ] && pkgs+=(sparse)
 [ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The test initramfs: the suite's modules and helper programs built
 # against a kernel, and the image that carries them.  Sourced (after
-# common.sh) by harness/build.sh, for x86-64 and arm64, and by
+# common.sh) by harness/build.sh, for x86-64, arm64 and i386, and by
 # harness/arches.sh, for the other architectures.  Both functions use
 # the caller's OBJ (the kernel's object directory), KARGS (its make's
 # ARCH=, CROSS_COMPILE=, CC=), KMAKE (make -C src O=obj with KARGS),

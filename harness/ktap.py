@@ -346,7 +346,7 @@ def read_expect(path):
     the needs it matches are dropped, and a result of that name is red);
     LABELS is a comma-separated list of boot labels (globs), each with an
     optional "@ARCH" (a glob too) that limits it to the boots of that
-    architecture (--arch: x86_64, arm64); NAME may be a glob too.  "include FILE" reads FILE's rows too (a path relative
+    architecture (--arch: x86_64, arm64, i386); NAME may be a glob too.  "include FILE" reads FILE's rows too (a path relative
     to this file's directory).  '#' starts a comment.  The stream "splat"
     names a kernel splat in a fail or may-fail row: NAME is a glob that
     one of its lines matches, and that splat does not fail the boot.
@@ -397,11 +397,14 @@ KUNIT_SOURCES = ['tools/testing/selftests/kprobes/test_modules/*.c',
 KUNIT_ARRAY = re.compile(r'static struct kunit_case (\w+)\[\] = \{(.*?)\n\};', re.S)
 KUNIT_SUITE = re.compile(r'static struct kunit_suite \w+ = \{(.*?)\n\};', re.S)
 KUNIT_CASE = re.compile(r'\bKUNIT_CASE\w*\((\w+)')
-# The configuration symbols that differ between the boots: an array entry
-# under any other #if is needed when the symbol is set in every test
-# configuration (OPTPROBES, KRETPROBES) and not otherwise known here.
-KUNIT_ARCH_SYMBOLS = {'CONFIG_ARM64': 'arm64', 'CONFIG_X86_64': 'x86_64',
-                      'CONFIG_X86': 'x86_64'}
+# The configuration symbols that differ between the boots, each with the
+# architectures that have it set (CONFIG_X86 is both x86 kernels'): an
+# array entry under any other #if is needed when the symbol is set in
+# every test configuration (OPTPROBES, KRETPROBES) and not otherwise
+# known here.
+KUNIT_ARCH_SYMBOLS = {'CONFIG_ARM64': ('arm64',), 'CONFIG_X86_64': ('x86_64',),
+                      'CONFIG_X86': ('x86_64', 'i386'),
+                      'CONFIG_X86_32': ('i386',)}
 KUNIT_ALWAYS = ('CONFIG_OPTPROBES', 'CONFIG_KRETPROBES')
 
 
@@ -415,7 +418,7 @@ def kunit_array_cases(body, arch):
             sym = m.group(2).strip()
             sym = re.sub(r'^IS_ENABLED\((\w+)\)$', r'\1', sym)
             if sym in KUNIT_ARCH_SYMBOLS:
-                on = KUNIT_ARCH_SYMBOLS[sym] == arch
+                on = arch in KUNIT_ARCH_SYMBOLS[sym]
             elif sym in KUNIT_ALWAYS:
                 on = True
             else:
@@ -661,7 +664,8 @@ def main():
                     help='only look for splats and the end marker (make run)')
     ap.add_argument('--arch', default='x86_64',
                     help='architecture the boots ran on, for the expectation '
-                    'rows limited to one ("LABEL@ARCH"; default x86_64)')
+                    'rows limited to one ("LABEL@ARCH": x86_64, arm64 or '
+                    'i386; default x86_64)')
     args = ap.parse_args()
 
     n = len(args.console)

@@ -46,12 +46,17 @@ done
 # configuration would not test what it is there for.
 ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS "${VESSENTIAL[@]}")
 [ "$PROFILE" = test ] && ESSENTIAL+=(KUNIT KPROBES_SANITY_TEST)
-# (arm64 6.12 has no livepatch.)
+# (arm64 and i386 6.12 have no livepatch.)
 [ "$PROFILE" = test ] && [ "$KTEST_ARCH" = x86_64 ] && ESSENTIAL+=(LIVEPATCH SAMPLE_LIVEPATCH)
 # The console and output channel a boot needs, and what makes arm64's
 # kernels like a distribution's.
 [ "$KTEST_ARCH" = arm64 ] && ESSENTIAL+=(SERIAL_AMBA_PL011_CONSOLE VIRTIO_MMIO VIRTIO_CONSOLE
 	ARM64_VA_BITS_48 ARM64_PTR_AUTH_KERNEL DYNAMIC_FTRACE_WITH_ARGS)
+# i386: a 32-bit kernel at all, its console and output channel (8250),
+# exact stack traces, the ftrace flavour kprobes on ftrace need, and the
+# time system calls its 32-bit busybox makes (i386.config).
+[ "$KTEST_ARCH" = i386 ] && ESSENTIAL+=(64BIT SERIAL_8250_CONSOLE UNWINDER_FRAME_POINTER
+	DYNAMIC_FTRACE_WITH_REGS COMPAT_32BIT_TIME)
 [ "$PROFILE" = clients ] && ESSENTIAL+=(BPF_SYSCALL BPF_JIT BPF_EVENTS BPF_KPROBE_OVERRIDE
 	DEBUG_INFO_DWARF5 DEBUG_INFO_BTF CGROUP_BPF FAIL_FUNCTION LIVEPATCH
 	SAMPLE_LIVEPATCH IKHEADERS VIRTIO_BLK EXT4_FS PREEMPT_DYNAMIC

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The guest's user space for an architecture the host does not run
-# (arm64): busybox (static), from Debian bookworm's package of that
+# (arm64; i386, whose kernel cannot run the host's x86-64 busybox):
+# busybox (static), from Debian bookworm's package of that
 # architecture (trixie's for riscv64, which bookworm does not build),
 # unpacked with
 # dpkg-deb -x.  No multiarch set-up (dpkg --add-architecture): apt runs
