@@ -10,10 +10,21 @@
  * it simple.
  */
 #include <linux/linkage.h>
+#include <asm/asm.h>
 #include <asm/asm-offsets.h>
 #include <asm/nospec-branch.h>
 #include <asm/ptrace-abi.h>
 #include <asm/kprobes.h>
+
+/* The stack words from \src to the bottom of the frame, through \tmp. */
+.macro KX_COPY_STACK_WORDS src, tmp
+	.set	.Lword, 0
+	.rept	KPROBE_JPROBE_STACK_WORDS
+	mov	.Lword(\src), \tmp
+	mov	\tmp, .Lword(%_ASM_SP)
+	.set	.Lword, .Lword + __SIZEOF_LONG__
+	.endr
+.endm
 
 	.pushsection .kprobes.text, "ax"
 SYM_FUNC_START(kx_jprobe_call)
@@ -21,12 +32,7 @@ SYM_FUNC_START(kx_jprobe_call)
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$(KPROBE_JPROBE_STACK_WORDS * 8), %rsp
-	.set	.Lword, 0
-	.rept	KPROBE_JPROBE_STACK_WORDS
-	movq	.Lword(%rdx), %rax
-	movq	%rax, .Lword(%rsp)
-	.set	.Lword, .Lword + 8
-	.endr
+	KX_COPY_STACK_WORDS %rdx, %rax
 	movq	%rdi, %r11
 	movq	%rsi, %rax
 	movq	RDI(%rax), %rdi
@@ -53,12 +59,7 @@ SYM_FUNC_START(kx_jprobe_call)
 	leal	(KPROBE_JPROBE_STACK_WORDS * 4)(%ecx), %ebx
 	movl	%ebx, (%ebp)
 	subl	$(KPROBE_JPROBE_STACK_WORDS * 4), %esp
-	.set	.Lword, 0
-	.rept	KPROBE_JPROBE_STACK_WORDS
-	movl	.Lword(%ecx), %ebx
-	movl	%ebx, .Lword(%esp)
-	.set	.Lword, .Lword + 4
-	.endr
+	KX_COPY_STACK_WORDS %ecx, %ebx
 	movl	%eax, %ebx
 	movl	PT_EAX(%edx), %eax
 	movl	PT_ECX(%edx), %ecx
