@@ -17,6 +17,18 @@
 #define KPB_FIRST_66	5
 
 /*
+ * The register of a function's first int argument: the kernel's i386
+ * code is built with -mregparm=3, so it comes in %eax there.
+ */
+#ifdef CONFIG_X86_64
+#define KPB_ARG		%edi
+#define KPB_ARG_W	%di
+#else
+#define KPB_ARG		%eax
+#define KPB_ARG_W	%ax
+#endif
+
+/*
  * KPB_GEN prefix, count[, first]: \count distinct functions \prefix_0()
  * ..., each int f(int x) { return x ^ n; }, and the table of their
  * addresses, \prefix[], in .rodata.  No ftrace call: probes on them are
@@ -36,18 +48,18 @@ SYM_FUNC_START_LOCAL(\prefix\()_\n)
 	jmp	1f
 1:
 	.elseif \first == KPB_FIRST_0F
-	movzwl	%di, %edi
+	movzwl	KPB_ARG_W, KPB_ARG
 	.elseif \first == KPB_FIRST_66
 	xchg	%ax, %ax
 	.endif
-	movl	%edi, %eax
+	movl	KPB_ARG, %eax
 	xorl	$\n, %eax
 	RET
 SYM_FUNC_END(\prefix\()_\n)
 .endm
 
 .macro KPB_GEN_PTR prefix, n
-	.quad	\prefix\()_\n
+	_ASM_PTR \prefix\()_\n
 .endm
 
 .macro KPB_GEN prefix, count, first=KPB_FIRST_PLAIN
@@ -59,7 +71,7 @@ SYM_FUNC_END(\prefix\()_\n)
 	.endr
 
 	.pushsection .rodata
-	.balign 8
+	.balign __ASM_SEL(4, 8)
 SYM_DATA_START(\prefix)
 	.set	kpb_gen_i, 0
 	.rept	\count
