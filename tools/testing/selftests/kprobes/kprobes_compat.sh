@@ -17,7 +17,7 @@ t_compat_suite()
 {
 	# A kernel with jprobes but no kprobes_compat.ko: built on x86 only.
 	if [ ! -f $MODS/kprobes_compat.ko ] && grep -q ' register_jprobe$' /proc/kallsyms; then
-		x86_only "kprobes_compat.ko (kpt_asm.S targets, x86 registers)" || return
+		on_x86 "kprobes_compat.ko (x86 registers)" || return
 	fi
 	[ -f $MODS/kprobes_compat.ko ] || { why=$NO_COMPAT; return 2; }
 	kunit_module kprobes_compat kprobes_compat || return

@@ -139,7 +139,7 @@ lp_event_off()
 # probe counts every read, and each must go away without the other.
 t_livepatch_kprobe()
 {
-	x86_only "livepatch (arm64 has none in 6.12)" || return
+	x86_64_only "livepatch (i386 and arm64 have none in 6.12)" || return
 	# Livepatch transitions and ftrace rewrite text the other vCPU runs:
 	# under multi-threaded TCG that hung a preempt guest twice (a task
 	# never switching, RCU tasks stalled on it, user space starved), so

@@ -35,12 +35,13 @@ LEAK_OURS='kprobe|kp[bhkrst]_|^ +(\[<[0-9a-f]+>\] )?0x[0-9a-f]+$'
 # The modules (built from test_modules/).
 MODS=./test_modules
 OPT_SYSCTL=/proc/sys/debug/kprobes-optimization
-# The architecture the suite runs on (uname -m: x86_64, aarch64).  Some
-# cases need x86-64: its hand-written probe targets (test_modules/kpt_asm.S,
-# kps_asm.S), the modules built only there (test_modules/Makefile), its
-# instruction lengths, encodings or registers.  Elsewhere they skip,
-# through x86_only, saying what they need; once an architecture has it
-# (its own targets, say), the case leaves that gating for it.
+# The architecture the suite runs on (uname -m: x86_64, i686, aarch64).
+# Some cases need what only some architectures have: hand-written probe
+# targets (test_modules/kpt_asm.S and kps_asm.S, their i386 and arm64
+# twins) and the modules built on them (test_modules/Makefile), x86's
+# instruction encodings, or x86-64's livepatch.  Elsewhere they skip,
+# through asm_targets, on_x86 or x86_64_only, saying what they need; once
+# an architecture has it, the case leaves that gating for it.
 KP_ARCH=$(uname -m)
 # A probe on a function's entry by name, as the list and the trace show
 # it (ERE): +0x0, or +0x4 past an endbr64 (kernels built with IBT).  On
@@ -185,17 +186,18 @@ upstream()
 	grep -q 'ktest\.tree=upstream' /proc/cmdline
 }
 
-# x86_only WHAT: true on x86-64; elsewhere the case is to skip, saying
-# "x86-only: WHAT" (what it needs):
-#	x86_only "what the case needs" || return
-x86_only()
+# x86_64_only WHAT: true on x86-64; elsewhere the case is to skip, saying
+# "x86-64-only: WHAT" (what it needs):
+#	x86_64_only "what the case needs" || return
+x86_64_only()
 {
 	[ "$KP_ARCH" = x86_64 ] && return 0
-	why="x86-only: $*"
+	why="x86-64-only: $*"
 	return 2
 }
 
-# on_x86 WHAT: the same for what both x86 widths have (x86-64 and i386).
+# on_x86 WHAT: the same for what both x86 widths have (x86-64 and i386),
+# saying "x86-only: WHAT" elsewhere.
 on_x86()
 {
 	case $KP_ARCH in
@@ -206,14 +208,28 @@ on_x86()
 }
 
 # asm_targets WHAT: true where kprobes_target.ko has its hand-written
-# targets (x86-64: kpt_asm.S; arm64: kpt_*_arm64.S) and the modules built
-# on them (kprobes_opt.ko, kprobes_boundary.ko); elsewhere the case is to
-# skip, saying "no hand-written targets here: WHAT":
+# targets (x86-64: kpt_asm.S; i386: kpt_asm_32.S; arm64: kpt_*_arm64.S)
+# and the modules built on them (kprobes_boundary.ko; kprobes_opt.ko on
+# x86-64 and arm64, see opt_targets); elsewhere the case is to skip,
+# saying "no hand-written targets here: WHAT":
 #	asm_targets "what the case needs" || return
 asm_targets()
 {
 	case $KP_ARCH in
+	x86_64|i?86|aarch64) return 0 ;;
+	esac
+	why="no hand-written targets here: $*"
+	return 2
+}
+
+# opt_targets WHAT: the same for kprobes_opt.ko's targets, x86-64's and
+# arm64's: they take and return u64, which i386 passes in register pairs
+# and on the stack (test_modules/kpt_asm_32.S).
+opt_targets()
+{
+	case $KP_ARCH in
 	x86_64|aarch64) return 0 ;;
+	i?86) why="x86-64's and arm64's: $*"; return 2 ;;
 	esac
 	why="no hand-written targets here: $*"
 	return 2

@@ -26,7 +26,7 @@ t_opt_sysctl_default()
 # own targets (kpt_asm.S, kpt_opt_arm64.S).
 t_opt_suite()
 {
-	asm_targets "kprobes_opt.ko (kpt_asm.S, kpt_opt_arm64.S)" || return
+	opt_targets "kprobes_opt.ko (kpt_asm.S, kpt_opt_arm64.S)" || return
 	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
 	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }

@@ -16,7 +16,7 @@ cd "$(dirname "$0")" || exit 1
 # probed code.
 t_stress_suite()
 {
-	x86_only "kprobes_stress.ko (its targets are in kps_asm.S)" || return
+	on_x86 "kprobes_stress.ko (its targets are in kps_asm.S, kps_asm_32.S)" || return
 	kunit_module kprobes_stress kprobes_stress $(cross_cpu_param) || return
 	! suite_failed kprobes_stress || fail "suite kprobes_stress failed"
 }
@@ -27,7 +27,7 @@ t_stress_suite()
 # not change any result.
 t_boundary_suite()
 {
-	asm_targets "kprobes_boundary.ko (kpt_asm.S, kpt_bnd_arm64.S)" || return
+	asm_targets "kprobes_boundary.ko (kpt_asm*.S, kpt_bnd_arm64.S)" || return
 	kunit_module kprobes_boundary kprobes_boundaries $(cross_cpu_param) ||
 		return
 	! suite_failed kprobes_boundaries ||

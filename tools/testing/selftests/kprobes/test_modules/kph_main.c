@@ -116,12 +116,12 @@ static void kph_stepped(struct kunit *test)
 
 /*
  * A boosted breakpoint (optimization off, so that it stays one).  Only
- * x86-64 boosts: on arm64 every stepped breakpoint takes two traps, the
+ * x86 boosts: on arm64 every stepped breakpoint takes two traps, the
  * way kph_stepped counts.
  */
 static void kph_boosted(struct kunit *test)
 {
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN),
 		.pre_handler = kph_pre,

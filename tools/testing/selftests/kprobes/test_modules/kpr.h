@@ -83,11 +83,11 @@ static inline bool kpr_is_trampoline(unsigned long addr)
  *
  * KPR_HAVE_KRET_ASM: kprobes_target.ko has kpt_kret_spin() and
  * kpt_kret_park(), which note their instance key in kpt_kret_fp
- * (kpt_asm.S on x86-64, kpt_kret_arm64.S on arm64).
+ * (kpt_asm.S on x86-64, kpt_asm_32.S on i386, kpt_kret_arm64.S on arm64).
  *
  * KPR_HAVE_ASM_TARGETS: it has kpt_asm_add() and kpt_asm_sub() with the
  * labels kpt_label_addr() gives inside them (KPT_ASM_TARGETS in
- * kprobes_target.h; kpt_asm.S, kpt_asm_arm64.S):
+ * kprobes_target.h; kpt_asm.S, kpt_asm_32.S, kpt_asm_arm64.S):
  * an instruction stepped out of line that leaves its result in the
  * return-value register (regs_return_value()), and a second instruction
  * that is no function entry.
@@ -100,7 +100,7 @@ static inline bool kpr_is_trampoline(unsigned long addr)
  * architectures have no kprobes on ftrace; on ppc64 the call comes after
  * the entry).
  */
-#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
 #define KPR_HAVE_KRET_ASM
 #endif
 #ifdef KPT_ASM_TARGETS

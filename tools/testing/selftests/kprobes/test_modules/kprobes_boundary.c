@@ -7,7 +7,8 @@
  * kpt_bnd_c(), plain C (as the compiler and KASAN make it: calls, a jump
  * table, string and bit instructions, divisions, PC-relative loads and
  * stores...), and kpt_bnd_asm(), hand-written for a known mix of
- * instruction kinds: kpt_asm.S's on x86-64, kpt_bnd_arm64.S's on arm64
+ * instruction kinds: kpt_asm.S's on x86-64, kpt_asm_32.S's on i386,
+ * kpt_bnd_arm64.S's on arm64
  * (there every instruction class the decoder simulates instead of
  * stepping, and a mix of stepped ones).  For each of them:
  *
@@ -28,7 +29,7 @@
  *    single-step path).  Each time the function is called over all inputs
  *    again and again, every result is compared with the reference.  The
  *    handlers check, on every hit, that the instruction pointer is where
- *    the breakpoint leaves it (kpb_hit_ip(): on x86-64 just past the
+ *    the breakpoint leaves it (kpb_hit_ip(): on x86 just past the
  *    probed address, int3 semantics, and an ftrace-based probe at a
  *    function entry shows the same; on arm64 the probed address, the
  *    BRK's), that the stack pointer is on the stack of the current task
@@ -125,8 +126,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/unaligned.h>
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #include <asm/ibt.h>
+#include <asm/nops.h>
 #include <asm/text-patching.h>
 #endif
 #include "kprobes_target.h"
@@ -180,7 +182,7 @@ MODULE_PARM_DESC(cross_cpu,
  * of one.  KPB_INSN_AVG: bytes per instruction assumed to size the walk
  * of kpt_bnd_c (on x86-64, whose compiled code averages under four, five).
  */
-#if defined(CONFIG_X86_64)
+#if defined(CONFIG_X86)
 #define KPB_INSN_FIXED		0
 #define KPB_INSN_MAX		15U
 #define KPB_SHOW		8U
@@ -232,7 +234,7 @@ static unsigned int kpb_entry(const u8 *text)
 	return 0;
 }
 #else
-#error "kprobes_boundary.ko: x86-64 and arm64 only"
+#error "kprobes_boundary.ko: x86 and arm64 only"
 #endif
 
 static u8 kpb_buf[KPB_NIN][KPB_BUF_MAX];
@@ -426,7 +428,7 @@ struct kpb_stats {
  */
 static bool kpb_upstream_loop(struct kpb_fn *fn, unsigned int off)
 {
-	return IS_ENABLED(CONFIG_X86_64) && upstream && fn->insns &&
+	return IS_ENABLED(CONFIG_X86) && upstream && fn->insns &&
 	       fn->text[off] == 0xe2;
 }
 
@@ -902,8 +904,8 @@ struct kpb_walk_sum {
 static bool kpb_text_restored(struct kpb_fn *fn, unsigned int off)
 {
 	const u8 *now = (const u8 *)fn->addr;
-#ifdef CONFIG_X86_64
-	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+#ifdef CONFIG_X86
+	static const u8 nop5[] = { BYTES_NOP5 };
 	int i;
 
 	for (i = 0; i < 20; i++) {
@@ -1243,7 +1245,7 @@ static void kpb_smp_asm(struct kunit *test)
 /* ---------------------------------------------------------------------
  * The walk with probes the kernel may optimize
  */
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 
 /*
  * The instructions of @fn as far as the walk knows them (its boundaries
@@ -1271,8 +1273,9 @@ static bool kpb_prefix(u8 b)
 		0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3,
 	};
 
-	/* REX, or a legacy prefix. */
-	return (b & 0xf0) == 0x40 || memchr(prefixes, b, sizeof(prefixes));
+	/* REX (on i386, 0x40-0x4f are inc and dec), or a legacy prefix. */
+	return (IS_ENABLED(CONFIG_X86_64) && (b & 0xf0) == 0x40) ||
+	       memchr(prefixes, b, sizeof(prefixes));
 }
 
 static unsigned int kpb_code_len(struct kpb_fn *fn, struct kpb_code *code,
@@ -1353,7 +1356,7 @@ static void kpb_code_init(struct kpb_fn *fn, struct kpb_code *code)
 
 /*
  * A guess at whether a kernel can optimize a probe on @off, from the rules
- * of x86-64: the instructions its jump replaces (five bytes or more) are
+ * of x86: the instructions its jump replaces (five bytes or more) are
  * all of @fn and none of them branches, no jump of @fn lands strictly
  * inside them, and @fn has no indirect jump.  Only used to spare the
  * polling wait where a probe cannot be optimized; the kernel may know
@@ -1414,7 +1417,7 @@ static bool kpb_may_optimize(struct kpb_fn *fn, struct kpb_code *code,
 		return false;
 	return true;
 }
-#endif /* CONFIG_X86_64 */
+#endif /* CONFIG_X86 */
 
 /* What the optimized walk saw. */
 struct kpb_opt_sum {

@@ -1127,7 +1127,7 @@ static void kpk_ftrace_disarm_nomem(struct kunit *test)
 static int kpk_if_pre, kpk_if_post;
 static unsigned long kpk_if_post_ip;
 
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #define KPK_IF_INSN_LEN		1
 #define KPK_IF_BITS		X86_EFLAGS_IF
 static bool kpk_if_regs_on(struct pt_regs *regs)
@@ -1173,7 +1173,7 @@ enum { KPK_CLI, KPK_STI, KPK_POPF_OFF, KPK_POPF_ON };
 /* kpt_asm_popf()'s argument: the flags now, with interrupts off or on. */
 static unsigned long kpk_if_popf_arg(unsigned long fl, bool on)
 {
-	if (IS_ENABLED(CONFIG_X86_64))
+	if (IS_ENABLED(CONFIG_X86))
 		return on ? fl | KPK_IF_BITS : fl & ~KPK_IF_BITS;
 	return on ? fl & ~KPK_IF_BITS : fl | KPK_IF_BITS;
 }
@@ -2041,7 +2041,7 @@ static void kpk_bl_nokprobe(struct kunit *test)
 
 static void kpk_bl_entry_text(struct kunit *test)
 {
-#if defined(KPT_ASM_TARGETS) || defined(CONFIG_X86_32)
+#ifdef KPT_ASM_TARGETS
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_entry_text); i++)
@@ -2054,9 +2054,8 @@ static void kpk_bl_entry_text(struct kunit *test)
 
 static void kpk_bl_kprobes_code(struct kunit *test)
 {
-#if defined(KPT_ASM_TARGETS) || defined(CONFIG_X86_32) || defined(CONFIG_ARM) || \
-	defined(CONFIG_MIPS) || defined(CONFIG_PPC) || defined(CONFIG_RISCV) || \
-	defined(CONFIG_S390)
+#if defined(KPT_ASM_TARGETS) || defined(CONFIG_ARM) || defined(CONFIG_MIPS) || \
+	defined(CONFIG_PPC) || defined(CONFIG_RISCV) || defined(CONFIG_S390)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(kpk_bp_code); i++)

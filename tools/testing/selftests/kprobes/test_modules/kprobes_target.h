@@ -46,27 +46,27 @@
 /*
  * The hand-written targets with a known instruction layout (kpt_asm_add()
  * and the others below) exist where KPT_ASM_TARGETS is defined: on x86-64
- * (kpt_asm.S) and arm64 (kpt_asm_arm64.S).  Where the two differ as the
- * cases see them, one place:
+ * (kpt_asm.S), i386 (kpt_asm_32.S) and arm64 (kpt_asm_arm64.S).  Where x86
+ * and arm64 differ as the cases see them, one place:
  *
  * KPT_BP_IP_DELTA: instruction_pointer(regs) in a breakpoint probe's
- * pre_handler, less the probe's address: past the int3 on x86-64 (1), on
+ * pre_handler, less the probe's address: past the int3 on x86 (1), on
  * the BRK on arm64 (0).
  *
  * KPT_NOT_BOUNDARY: an offset into the first instruction of kpt_asm_add()
  * and of every kpt_many[] function that is no instruction boundary: 1
- * into x86-64's two-byte mov, 2 into arm64's four-byte one.
+ * into x86's two-byte mov, 2 into arm64's four-byte one.
  *
  * KPT_HANDLERS_IN_NMI: whether handlers run in NMI context (in_nmi()).
- * x86-64's int3 and debug handlers enter it; arm64's debug exceptions
+ * x86's int3 and debug handlers enter it; arm64's debug exceptions
  * enter RCU's NMI mode only (ct_nmi_enter()), so in_nmi() is false in its
  * handlers, upstream's as ours.
  *
  * Registers are read with the generic accessors: regs_return_value() (the
- * return register, x86-64's %rax, arm64's x0), instruction_pointer(),
+ * return register, x86's %rax or %eax, arm64's x0), instruction_pointer(),
  * regs_get_kernel_argument(), kernel_stack_pointer().
  */
-#if defined(CONFIG_X86_64)
+#if defined(CONFIG_X86)
 #define KPT_ASM_TARGETS
 #define KPT_BP_IP_DELTA		1
 #define KPT_NOT_BOUNDARY	1
@@ -221,11 +221,11 @@ void kpt_gate_open(void);
 int kpt_gate_inside(void);
 
 /*
- * Hand-written functions (kpt_asm.S, kpt_asm_arm64.S) with a known
- * instruction layout.
+ * Hand-written functions (kpt_asm.S, kpt_asm_32.S, kpt_asm_arm64.S) with a
+ * known instruction layout.
  *
  * kpt_asm_add(x) returns x + KPT_ADD_IMM; the add is an instruction at
- * KPT_L_ADD_INSN (x86-64: a five-byte addl; arm64: add w0, w0, w1, stepped
+ * KPT_L_ADD_INSN (x86: a five-byte addl; arm64: add w0, w0, w1, stepped
  * out of line) and the next one, the return, is at KPT_L_ADD_NEXT.
  *
  * kpt_asm_load(p) returns *p, or KPT_LOAD_FIXUP when reading *p faults:
@@ -246,14 +246,10 @@ int kpt_asm_load(const int *p);
  * register arguments) the last five (arm64 passes all eight in x0-x7):
  * both return a1 + 2 * a2 + ... + 8 * a8.  kpt_eight() is C (its entry
  * is an ftrace site), kpt_eight_asm() has no fentry call (its entry is a
- * breakpoint site): on i386, which has no hand-written targets, it is
- * kpt_eight() again, compiled without the fentry call.  kpt_eight_call()
+ * breakpoint site).  kpt_eight_call()
  * calls @fn with a1 = @base, a2 = @base + 1, ... and is the probed
  * functions' caller in stack traces.
  */
-#ifdef CONFIG_X86_32
-#define kpt_eight_asm	kpt_eight_untraced
-#endif
 typedef long (*kpt_eight_fn)(long, long, long, long, long, long, long, long);
 long kpt_eight(long a1, long a2, long a3, long a4, long a5, long a6, long a7,
 	       long a8);
@@ -336,9 +332,10 @@ extern const u32 kpt_asm_popf_off;
  * kpt_kret_spinning is set, kpt_kret_park(x) sleeps at the gate
  * (kpt_gate_wait()).  Both note in kpt_kret_fp, on entry, what the
  * architecture keys a return probe's instance on (ri->fp, what an
- * unwinder passes kretprobe_find_ret_addr()): on x86-64 their stack
- * pointer, where their return address is (kpt_asm.S); on arm64 their
- * frame pointer x29, their caller's frame record (kpt_kret_arm64.S).
+ * unwinder passes kretprobe_find_ret_addr()): on x86 their stack
+ * pointer, where their return address is (kpt_asm.S, kpt_asm_32.S); on
+ * arm64 their frame pointer x29, their caller's frame record
+ * (kpt_kret_arm64.S).
  * They return what they are given (kpt_kret_park: plus KPT_GATE_ADD).
  */
 int kpt_kret_spin(int x);

@@ -9,16 +9,17 @@
  * or task can still be there, whatever the configuration.
  *
  * The target is kps_asm_fill() (kps_asm.S): one rep stosb over a buffer
- * large enough that a call takes about KPS_OOL_CALL_MS, interrupts taken
- * between its iterations (the buffer maps the same few pages over and
- * over, so it costs little memory however large).  A kthread on the other CPU calls it in a loop
- * and checks every result; it spends nearly all its time inside the rep
- * stosb, i.e. inside whatever copy of it the probe sends it to.  This CPU
- * waits for a hit, which means the other CPU has just entered the copy,
- * and then takes the probe away.  If the core frees the copy while the
- * other CPU is still in it, decoy probes registered right after reuse
- * it: the other CPU then runs their instructions and returns early with a
- * wrong result, or crashes.
+ * large enough that a call takes about KPS_OOL_CALL_MS (less on i386,
+ * where KPS_OOL_MAX_LEN is smaller), interrupts taken between its
+ * iterations (the buffer maps the same few pages over and over, so it
+ * costs little memory however large).  A kthread on the other CPU calls
+ * it in a loop and checks every result; it spends nearly all its time
+ * inside the rep stosb, i.e. inside whatever copy of it the probe sends
+ * it to.  This CPU waits for a hit, which means the other CPU has just
+ * entered the copy, and then takes the probe away.  If the core frees the
+ * copy while the other CPU is still in it, decoy probes registered right
+ * after reuse it: the other CPU then runs their instructions and returns
+ * early with a wrong result, or crashes.
  *
  * kps_ool_boosted: the probe on the rep stosb, a breakpoint whose hits
  *   run the boosted copy in its slot (optimization off).
@@ -57,8 +58,12 @@
 
 /* Guest time one call of kps_asm_fill() should take; its largest buffer. */
 #define KPS_OOL_CALL_MS		800
-/* vmap() maps no more pages than the machine has. */
-#define KPS_OOL_MAX_LEN		(512UL << 20)
+/*
+ * vmap() maps no more pages than the machine has, and i386's vmalloc area
+ * is 128 MiB in all (modules included): there a call is shorter.
+ */
+#define KPS_OOL_MAX_LEN		(IS_ENABLED(CONFIG_64BIT) ? 512UL << 20 : \
+							    32UL << 20)
 /* Pages the buffer maps over and over; bytes per calibration call. */
 #define KPS_OOL_PAGES		16
 #define KPS_OOL_CALIB_LEN	(8UL << 20)
@@ -244,7 +249,7 @@ static struct kps_ool *kps_ool_setup(struct kunit *test, int opt)
 	o->buf = kps_ool_buffer(o);
 	KUNIT_ASSERT_NOT_NULL(test, o->buf);
 	o->len = kps_ool_calibrate(o);
-	kunit_info(test, "calls of %lu MiB, about %d ms each\n", o->len >> 20,
+	kunit_info(test, "calls of %lu MiB, up to %d ms each\n", o->len >> 20,
 		   KPS_OOL_CALL_MS);
 	return o;
 }

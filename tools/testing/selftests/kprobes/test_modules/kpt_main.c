@@ -379,8 +379,8 @@ __used noinline u32 kpt_bnd_c(const u8 *buf, unsigned int len, int lane)
 EXPORT_SYMBOL_GPL(kpt_bnd_c);
 
 /*
- * The labels of the hand-written targets (kpt_asm.S, kpt_asm_arm64.S);
- * kpt_opt_call() and kpt_opt_call_c() are x86-64's only.
+ * The labels of the hand-written targets (kpt_asm.S, kpt_asm_32.S,
+ * kpt_asm_arm64.S); kpt_opt_call() and kpt_opt_call_c() are x86-64's only.
  */
 #ifdef KPT_ASM_TARGETS
 unsigned long kpt_label_addr(enum kpt_label label)
@@ -410,8 +410,11 @@ unsigned long kpt_label_addr(enum kpt_label label)
 EXPORT_SYMBOL_GPL(kpt_label_addr);
 #endif /* KPT_ASM_TARGETS */
 
-/* The layout of the boundary-walk target (kpt_asm.S, kpt_bnd_arm64.S). */
-#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+/*
+ * The layout of the boundary-walk target (kpt_asm.S, kpt_asm_32.S,
+ * kpt_bnd_arm64.S).
+ */
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
 const u32 *kpt_bnd_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_bnd_asm_ninsns;
@@ -644,16 +647,6 @@ __used noinline long kpt_eight(long a1, long a2, long a3, long a4,
 	       8 * a8;
 }
 EXPORT_SYMBOL_GPL(kpt_eight);
-
-#ifdef CONFIG_X86_32
-__used noinline notrace long kpt_eight_asm(long a1, long a2, long a3, long a4,
-					   long a5, long a6, long a7, long a8)
-{
-	return a1 + 2 * a2 + 3 * a3 + 4 * a4 + 5 * a5 + 6 * a6 + 7 * a7 +
-	       8 * a8;
-}
-EXPORT_SYMBOL_GPL(kpt_eight_asm);
-#endif
 
 __used noinline long kpt_eight_call(kpt_eight_fn fn, long base)
 {
