@@ -42,7 +42,7 @@ help:
 	@echo 'ARCH=arm64          (test, run, build, baseline, test-baseline, run-baseline,'
 	@echo '                    shell, shell-baseline, bench) the same for arm64, cross-built'
 	@echo '                    and booted under qemu-system-aarch64 (build/*-arm64)'
-	@echo 'ARCH=i386           (the same targets but bench) the same for 32-bit x86,'
+	@echo 'ARCH=i386           (the same targets, bench too) the same for 32-bit x86,'
 	@echo '                    cross-built and booted under qemu-system-i386 (build/*-i386)'
 
 # The architecture (harness/common.sh): x86_64, arm64 cross-built and

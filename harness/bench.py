@@ -4,7 +4,7 @@
 
     bench.py --upstream build/logs/bench-upstream.out \\
              --ours build/logs/bench-ours.out --out build/bench \\
-             [--arch x86_64|arm64]
+             [--arch x86_64|i386|arm64]
 
 The guest prints "BENCH <name> <value>" (see
 tools/testing/selftests/kprobes/bench/kpb_main.c): instructions per call
@@ -12,8 +12,9 @@ of a loop, or guest nanoseconds for the registration figures.  Hit
 figures here are probed minus un-probed cost of the same call.  A figure
 of a mechanism the architecture does not have is "BENCH-NA <name> <why>"
 instead, shown as n/a.  --arch chooses the architecture's set of
-figures: arm64 has figure 4 as a breakpoint (no probes on ftrace) and
-figure 12 by its own first instructions, with their hits.
+figures: i386 has x86-64's (the same targets, built for both widths);
+arm64 has figure 4 as a breakpoint (no probes on ftrace) and figure 12
+by its own first instructions, with their hits.
 """
 import argparse
 import csv
@@ -44,8 +45,12 @@ HITS_ARM64 = HITS[:4] + [
     ('entry_opt', '4. entry probe, optimized (jump)', 'call_c', None),
 ] + HITS[4:]
 
+# The architectures with x86's figures: kpb_asm.S, kpb_funcs.S and
+# kpb_gen.S are built for both widths.
+X86 = ('x86_64', 'i386')
+
 # Figure 12's first instructions (kpb_gen.S, kpb_gen_arm64.S): key and
-# what the title calls it.  Registering on those of x86-64 but the plain
+# what the title calls it.  Registering on those of x86 but the plain
 # one has a target (text checks cost the same whatever the bytes).
 SHAPES = {
     'x86_64': [(k, 'a ' + k) for k in ('nop', 'call', 'jmp', '0f', '66',
@@ -55,6 +60,7 @@ SHAPES = {
               ('ldr', 'an ldr (literal)'), ('paciasp', 'a paciasp'),
               ('stp', 'an stp x29, x30'), ('plain', 'a plain mov')],
 }
+SHAPES['i386'] = SHAPES['x86_64']
 
 
 def parse(path):
@@ -253,7 +259,7 @@ def rows_for(up, ours, arch='x86_64', na_up=None, na_ours=None):
             u, o = both(us('shape_%s_%s_ns' % (kind, what), NSHAPE))
             r = Row('12. %s %d one at a time, on %s' % (what, NSHAPE, shape),
                     'us/probe', u, o)
-            if what == 'register' and kind != 'plain' and arch == 'x86_64':
+            if what == 'register' and kind != 'plain' and arch in X86:
                 r.target = 0.02
                 r.basis = 'ours/upstream'
                 r.judged = r.ratio()

@@ -18,7 +18,7 @@ list=/sys/kernel/debug/kprobes/list
 
 echo "BENCH-INFO kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 if [ ! -f ./kprobes_bench.ko ]; then
-	echo "BENCH-ERROR kprobes_bench.ko (its targets are assembly: x86-64's" \
+	echo "BENCH-ERROR kprobes_bench.ko (its targets are assembly: x86's" \
 		"kpb_asm.S, arm64's kpb_asm_arm64.S) is not built for $(uname -m)"
 	exit 1
 fi

@@ -5,6 +5,9 @@
  * 2 * x + 3.  Straight-line code of 2- and 3-byte instructions and no
  * ftrace call: a probe on its entry is a breakpoint that can be stepped,
  * boosted and jump-optimized, in every kprobes implementation alike.
+ * The argument is in KPB_ARG (kpb_gen.S): %edi on x86-64, %eax on i386,
+ * where the first movl then copies %eax onto itself; the instructions
+ * keep their lengths on both.
  */
 #include <linux/linkage.h>
 #include <asm/asm.h>
@@ -16,8 +19,8 @@
 	KPB_GEN kpb_many, KPB_NMANY
 
 SYM_FUNC_START(kpb_asm_target)
-	movl	%edi, %eax
-	addl	%edi, %eax
+	movl	KPB_ARG, %eax
+	addl	KPB_ARG, %eax
 	addl	$3, %eax
 	RET
 SYM_FUNC_END(kpb_asm_target)
@@ -27,6 +30,6 @@ SYM_FUNC_END(kpb_asm_target)
  * exact size (optimizers decode the whole function).
  */
 SYM_FUNC_START(kpb_asm_next)
-	movl	%edi, %eax
+	movl	KPB_ARG, %eax
 	RET
 SYM_FUNC_END(kpb_asm_next)

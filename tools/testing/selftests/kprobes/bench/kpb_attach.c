@@ -32,8 +32,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifdef __x86_64__
-#include <x86intrin.h>
+#ifndef __aarch64__
+#include <x86intrin.h>	/* __rdtsc(), on x86-64 and i386 */
 #endif
 
 #define NFUNCS		1000	/* KPB_NENTRIES in kpb.h */

@@ -28,10 +28,10 @@ SYM_FUNC_END(kpb_gen_leaf)
 	KPB_GEN kpb_shape_66, KPB_NSHAPE, KPB_FIRST_66
 
 	.pushsection .rodata
-	.balign 8
+	.balign __ASM_SEL(4, 8)
 SYM_DATA_START(kpb_shapes)
-	.quad	kpb_shape_nop, kpb_shape_call, kpb_shape_jmp
-	.quad	kpb_shape_0f, kpb_shape_66
+	_ASM_PTR kpb_shape_nop, kpb_shape_call, kpb_shape_jmp
+	_ASM_PTR kpb_shape_0f, kpb_shape_66
 SYM_DATA_END(kpb_shapes)
 	.popsection
 EXPORT_SYMBOL_GPL(kpb_shapes)

@@ -143,11 +143,11 @@ static u64 kpb_measure(kpb_fn_t fn)
 /*
  * Executed instructions in @cycles of get_cycles().  Under -icount
  * shift=0 the guest's clock advances one nanosecond per instruction.
- * x86-64's get_cycles() reads the TSC, which QEMU derives from that
- * clock in nanoseconds; arm64's reads the generic timer's virtual count,
- * which runs at CNTFRQ_EL0, 62.5 MHz on QEMU's virt board: one count per
- * 16 instructions, so that a loop of HITS calls is known to within 16
- * instructions there.
+ * x86's get_cycles() (x86-64's and i386's) reads the TSC, which QEMU
+ * derives from that clock in nanoseconds; arm64's reads the generic
+ * timer's virtual count, which runs at CNTFRQ_EL0, 62.5 MHz on QEMU's
+ * virt board: one count per 16 instructions, so that a loop of HITS
+ * calls is known to within 16 instructions there.
  */
 static u64 kpb_insns(u64 cycles)
 {
@@ -163,9 +163,11 @@ static void kpb_report(const char *name, u64 cycles, unsigned int hits)
 {
 	u64 total = kpb_insns(cycles);
 	u64 tenths = div_u64(total * 10 + hits / 2, hits);
+	u32 tenth;
+	u64 whole = div_u64_rem(tenths, 10, &tenth);
 
-	pr_info("BENCH %s %llu.%llu\n", name, div_u64(tenths, 10),
-		tenths % 10);
+	/* (div_u64_rem(): i386 has no 64-bit division of its own.) */
+	pr_info("BENCH %s %llu.%u\n", name, whole, tenth);
 }
 
 /* ---- several CPUs at once ------------------------------------------- */
