@@ -209,27 +209,14 @@ on_x86()
 
 # asm_targets WHAT: true where kprobes_target.ko has its hand-written
 # targets (x86-64: kpt_asm.S; i386: kpt_asm_32.S; arm64: kpt_*_arm64.S)
-# and the modules built on them (kprobes_boundary.ko; kprobes_opt.ko on
-# x86-64 and arm64, see opt_targets); elsewhere the case is to skip,
-# saying "no hand-written targets here: WHAT":
+# and the modules built on them (kprobes_opt.ko, kprobes_boundary.ko);
+# elsewhere the case is to skip, saying "no hand-written targets here:
+# WHAT":
 #	asm_targets "what the case needs" || return
 asm_targets()
 {
 	case $KP_ARCH in
 	x86_64|i?86|aarch64) return 0 ;;
-	esac
-	why="no hand-written targets here: $*"
-	return 2
-}
-
-# opt_targets WHAT: the same for kprobes_opt.ko's targets, x86-64's and
-# arm64's: they take and return u64, which i386 passes in register pairs
-# and on the stack (test_modules/kpt_asm_32.S).
-opt_targets()
-{
-	case $KP_ARCH in
-	x86_64|aarch64) return 0 ;;
-	i?86) why="x86-64's and arm64's: $*"; return 2 ;;
 	esac
 	why="no hand-written targets here: $*"
 	return 2

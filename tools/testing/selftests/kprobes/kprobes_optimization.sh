@@ -22,11 +22,11 @@ t_opt_sysctl_default()
 # optimized probe in the list, the registers handlers see on each path
 # (breakpoint, boosted, optimized, ftrace), optimization while two CPUs
 # call.  Its cases that need jump optimization skip themselves without
-# the sysctl; the others run anyway.  On x86-64 and arm64, each with its
-# own targets (kpt_asm.S, kpt_opt_arm64.S).
+# the sysctl; the others run anyway.  On x86 and arm64, each with its
+# own targets (kpt_asm.S, kpt_asm_32.S, kpt_opt_arm64.S).
 t_opt_suite()
 {
-	opt_targets "kprobes_opt.ko (kpt_asm.S, kpt_opt_arm64.S)" || return
+	asm_targets "kprobes_opt.ko (kpt_asm*.S, kpt_opt_arm64.S)" || return
 	kunit_module kprobes_opt kprobes_optimizer $(cross_cpu_param) || return
 	! suite_failed kprobes_optimizer || fail "suite kprobes_optimizer failed"
 }

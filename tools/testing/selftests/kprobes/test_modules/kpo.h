@@ -6,7 +6,7 @@
  * go, kpo_change_path_*, kpo_context_*) and, on arm64, kpo_arm64.c (a
  * redirection from an optimized probe, the detour's rewrites).  What the
  * cases check is described at the top of kpo_main.c; what differs
- * between x86-64 and arm64 is here, in one place.
+ * between x86 and arm64 is here, in one place.
  */
 #ifndef _KPROBES_SELFTEST_KPO_H
 #define _KPROBES_SELFTEST_KPO_H
@@ -16,7 +16,7 @@
 #include <linux/ptrace.h>
 #include <linux/string.h>
 #include <linux/types.h>
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #include <asm/ibt.h>
 #include <asm/text-patching.h>
 #endif
@@ -52,33 +52,43 @@ struct task_struct;
  *
  * KPO_SIZE, KPO_I_RET: the size of kpt_opt_asm's code (past the landing
  *   pad, if any), the index of its ret (kpo_main.c has its layout).
+ * KPO_ARGS_AT_MID: the argument registers still hold the arguments at
+ *   kpt_opt_asm's multiplication (not on i386, which computes in them).
  * KPO_JUMP_SIZE, KPO_TRAP_SIZE: the bytes an optimized probe's jump and a
  *   breakpoint replace.
  * KPO_JUMP_COVERS_NEXT: the jump covers the instruction after the probed
- *   one (x86-64's jmp takes five bytes; arm64's B is one instruction).
+ *   one (x86's jmp takes five bytes; arm64's B is one instruction).
  * KPO_OPT_REDIRECTS: an optimized probe honours a pre_handler's change of
- *   the PC (arm64), or ignores it (x86-64).
+ *   the PC (arm64), or ignores it (x86).
  * KPO_IP_DELTA: instruction_pointer(regs) in a pre_handler, less the
  *   probe's address (past the int3; on the BRK).
  * KPO_SP_DELTA: kpt_opt_sp less the stack pointer the callee starts with
- *   (x86-64's call pushes the return address).
+ *   (x86's call pushes the return address).
  * KPO_COLD_FIRST: the size of kpt_cold's first instruction.
  */
-#if defined(CONFIG_X86_64)
+#if defined(CONFIG_X86)
+#ifdef CONFIG_X86_64
 #define KPO_SIZE		34
 #define KPO_I_RET		10
+#define KPO_ARGS_AT_MID		true
+#else
+#define KPO_SIZE		20
+#define KPO_I_RET		7
+#define KPO_ARGS_AT_MID		false
+#endif
 #define KPO_JUMP_SIZE		JMP32_INSN_SIZE
 #define KPO_TRAP_SIZE		INT3_INSN_SIZE
 #define KPO_JUMP_COVERS_NEXT	true
 #define KPO_OPT_REDIRECTS	false
 #define KPO_IP_DELTA		1
-#define KPO_SP_DELTA		8
+#define KPO_SP_DELTA		(BITS_PER_LONG / 8)
 #define KPO_COLD_FIRST		1
 #elif defined(CONFIG_ARM64)
 #define KPO_SIZE		36
 #define KPO_I_RET		8
 #define KPO_JUMP_SIZE		AARCH64_INSN_SIZE
 #define KPO_TRAP_SIZE		AARCH64_INSN_SIZE
+#define KPO_ARGS_AT_MID		true
 #define KPO_JUMP_COVERS_NEXT	false
 #define KPO_OPT_REDIRECTS	true
 #define KPO_IP_DELTA		0
@@ -140,7 +150,7 @@ struct kpo_want {
 	unsigned long up;
 	/* arm64: x29, the frame record kpt_opt_call() made. */
 	unsigned long fp;
-	u64 a, b, c;
+	unsigned long a, b, c;
 	bool mid;
 	/* The pt_regs is the detour's, not a trap's (arm64: syscallno set). */
 	bool built;
@@ -206,7 +216,8 @@ int kpo_expect_optimized(struct kunit *test, unsigned long addr,
 			 const char *step);
 int kpo_expect_plain(struct kunit *test, unsigned long addr,
 		     const char *step);
-void kpo_input(unsigned int i, u64 *a, u64 *b, u64 *c);
+void kpo_input(unsigned int i, unsigned long *a, unsigned long *b,
+	       unsigned long *c);
 int kpo_calls(struct kunit *test, unsigned int first, unsigned int n,
 	      const char *step);
 bool kpo_upstream_no_post(struct kunit *test, int post, int pre);
@@ -266,7 +277,7 @@ void kpo_rewrites(struct kunit *test);
  * kpo_path_missing(): why a way to hit a probe does not exist here, or
  *   NULL.
  */
-#if defined(CONFIG_X86_64)
+#if defined(CONFIG_X86)
 
 static inline bool kpo_pad_ok(unsigned long addr, unsigned int skip)
 {
@@ -293,7 +304,11 @@ static inline bool kpo_is_trap(const u8 *t)
 
 static inline void kpo_set_arg0(struct pt_regs *regs, unsigned long val)
 {
+#ifdef CONFIG_X86_64
 	regs->di = val;
+#else
+	regs->ax = val;
+#endif
 }
 
 static inline void kpo_set_mid(struct pt_regs *regs, unsigned long val)
@@ -328,7 +343,10 @@ static inline unsigned long kpo_call_up(bool c)
 	return kpo_call_ret(c);
 }
 
-/* On kpt_opt_asm's imul: after "add %rsi, %rax" ... "or $1, %rcx". */
+/*
+ * On kpt_opt_asm's imul: after the sum in %rax (%eax) and, just before,
+ * "or $1" on %rcx (i386: on %edx, with c mixed in %ecx).
+ */
 static inline unsigned int kpo_arch_checks(const struct pt_regs *r,
 					   const struct kpo_want *w,
 					   struct kpo_check *c)
@@ -338,13 +356,20 @@ static inline unsigned int kpo_arch_checks(const struct pt_regs *r,
 	if (!w->mid)
 		return 0;
 	c[0] = (struct kpo_check){ "regs->ax", r->ax, w->a + w->b };
-	c[1] = (struct kpo_check){ "regs->cx", r->cx, bor };
-	c[2] = (struct kpo_check){
+	c[1] = (struct kpo_check){
 		"arithmetic flags of the or in regs->flags",
 		r->flags & (X86_EFLAGS_CF | X86_EFLAGS_ZF | X86_EFLAGS_SF |
 			    X86_EFLAGS_OF),
-		(bor >> 63) ? X86_EFLAGS_SF : 0UL };
+		(bor >> (BITS_PER_LONG - 1)) ? X86_EFLAGS_SF : 0UL };
+#ifdef CONFIG_X86_64
+	c[2] = (struct kpo_check){ "regs->cx", r->cx, bor };
 	return 3;
+#else
+	c[2] = (struct kpo_check){ "regs->dx", r->dx, bor };
+	c[3] = (struct kpo_check){ "regs->cx", r->cx,
+				   ror32(w->c + (w->a << 3), 5) };
+	return 4;
+#endif
 }
 
 static inline const char *kpo_path_missing(enum kpo_path path)

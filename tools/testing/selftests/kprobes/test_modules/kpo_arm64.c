@@ -185,12 +185,14 @@ static int kpo_rd_pre(struct kprobe *kp, struct pt_regs *regs)
  * @fn on input @i, one call in four with interrupts off: the mask is as
  * it was when it returns, and its result @want's.
  */
-static bool kpo_rd_masked(unsigned int i, u64 (*fn)(u64 a, u64 b, u64 c),
-			  u64 (*want)(u64 a, u64 b, u64 c))
+typedef unsigned long (*kpo_rd_fn)(unsigned long a, unsigned long b,
+				   unsigned long c);
+
+static bool kpo_rd_masked(unsigned int i, kpo_rd_fn fn, kpo_rd_fn want)
 {
 	bool off = (i & 3) == 3, ok;
 	unsigned long flags = 0;
-	u64 a, b, c, got;
+	unsigned long a, b, c, got;
 
 	kpo_input(i, &a, &b, &c);
 	if (off)
@@ -204,12 +206,14 @@ static bool kpo_rd_masked(unsigned int i, u64 (*fn)(u64 a, u64 b, u64 c),
 	return ok && got == want(a, b, c);
 }
 
-static u64 kpo_rd_call_redir(u64 a, u64 b, u64 c)
+static unsigned long kpo_rd_call_redir(unsigned long a, unsigned long b,
+				       unsigned long c)
 {
 	return kpt_opt_redir(a, b);
 }
 
-static u64 kpo_rd_want3(u64 a, u64 b, u64 c)
+static unsigned long kpo_rd_want3(unsigned long a, unsigned long b,
+				  unsigned long c)
 {
 	return kpo_rd_want(a, b);
 }
@@ -229,7 +233,8 @@ static int kpo_rd_entry_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 1;
 }
 
-static u64 kpo_rd_entry_want(u64 a, u64 b, u64 c)
+static unsigned long kpo_rd_entry_want(unsigned long a, unsigned long b,
+				       unsigned long c)
 {
 	return ~a ^ c;
 }
@@ -297,7 +302,7 @@ void kpo_change_path_optimized(struct kunit *test)
 {
 	unsigned long addr = (unsigned long)kpt_opt_redir + kpt_opt_redir_off;
 	unsigned int i, bad = 0;
-	u64 a, b, c;
+	unsigned long a, b, c;
 
 	kpo_need_sysctl(test, 1);
 	for (i = 0; i < 64; i++) {
@@ -441,7 +446,8 @@ static void kpo_rw_calls(struct kunit *test, unsigned int first,
 {
 	int before[KPT_PCREL_NR], bad_pc[KPT_PCREL_NR];
 	unsigned int i, bad = 0, bad_irq = 0;
-	u64 x, a, b, got;
+	unsigned long a, b, x0;
+	u64 x, got;
 
 	for (i = 0; i < KPT_PCREL_NR; i++) {
 		before[i] = atomic_read(&kpo_rw_probes[i].hits);
@@ -449,7 +455,7 @@ static void kpo_rw_calls(struct kunit *test, unsigned int first,
 	}
 	for (i = first; i < first + KPO_RW_CALLS; i++) {
 		/* Bits 0 to 4 every way, above them pseudo-random ones. */
-		kpo_input(i, &a, &b, &x);
+		kpo_input(i, &a, &b, &x0);
 		x = (a & ~31ULL) | (i & 31);
 		got = kpt_opt_pcrel(x);
 		if (irqs_disabled() && !bad_irq++)

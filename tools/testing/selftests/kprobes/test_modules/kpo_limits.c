@@ -56,8 +56,8 @@ void kpo_cold_entry(struct kunit *test)
 	kpo_register(test, p, entry + KPO_COLD_FIRST);
 	kpt_optimizer_wait();
 	kpo_expect_optimized(test, entry + KPO_COLD_FIRST, "after the push");
-	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4ULL + KPT_COLD_ADD);
-	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4ULL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4UL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4UL + KPT_COLD_ADD);
 	/* The odd call passes there twice: once in line, once from the cold part. */
 	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 3);
 	kpo_unregister(test, p);
@@ -75,8 +75,8 @@ void kpo_cold_entry(struct kunit *test)
 	} else {
 		kpo_expect_optimized(test, entry, "the first instruction");
 	}
-	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4ULL + KPT_COLD_ADD);
-	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4ULL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(4), 4UL + KPT_COLD_ADD);
+	KUNIT_EXPECT_EQ(test, kpt_cold(5), 4UL + KPT_COLD_ADD);
 	KUNIT_EXPECT_EQ(test, kpo_pre_count(p), 2);
 	kpo_unregister(test, p);
 }
@@ -87,7 +87,7 @@ void kpo_cold_entry(struct kunit *test)
  * way fail_function does it: the probe on the function's entry sends the
  * ip to a bare return (the stack pointer stays: a probe carried by ftrace
  * cannot move it; arm64: to the link register).  The empty post_handler
- * keeps the probe from being optimized, which on x86-64 would ignore the
+ * keeps the probe from being optimized, which on x86 would ignore the
  * redirection.
  */
 static struct task_struct *kpo_fail_task;
@@ -164,11 +164,11 @@ void kpo_refused_neighbour(struct kunit *test)
  * which then copies a string from a user page: a post_handler, which runs
  * from a call at the end of the step, and the pre_handler of a probe that
  * was optimized, which runs from the detour, must find AC clear, and the
- * probed code must find it set again after them.  x86-64 only: arm64's
+ * probed code must find it set again after them.  x86 only: arm64's
  * user accesses are unprivileged loads and stores (LDTR, STTR), with no
  * state of the probed context that could leak into a handler.
  */
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 #define KPO_UA_MAX	64	/* offsets inside the region kept */
 #define KPO_UA_OPT_TRIES 16	/* of which tried for optimization */
 
@@ -375,15 +375,15 @@ void kpo_text_shows(struct kunit *test)
 /* A function kpo_refusals probes, and why a jump must not go there. */
 struct kpo_refusal {
 	const char *why;
-	u64 (*fn)(u64 a, u64 b, u64 c);
+	unsigned long (*fn)(unsigned long a, unsigned long b, unsigned long c);
 	const u32 *off;	/* where in fn */
-	u64 add;	/* fn(a, b, c) returns a + b + add */
+	unsigned long add;	/* fn(a, b, c) returns a + b + add */
 	bool c_ptr;	/* c: a valid pointer, to a zero */
 	bool jmpin;	/* c nonzero takes the path through b (kpt_ref_jmpin) */
 };
 
 static const struct kpo_refusal kpo_refusals_table[] = {
-#if defined(CONFIG_X86_64)
+#if defined(CONFIG_X86)
 	{ "the jmp would run past the function's end", kpt_ref_end,
 	  &kpt_ref_off[KPT_REF_END], 0 },
 	{ "a branch lands inside the jmp", kpt_ref_jmpin,
@@ -410,7 +410,7 @@ void kpo_refusals(struct kunit *test)
 {
 	const struct kpo_refusal *r;
 	struct kpo_probe *p, *ctl;
-	u64 zero = 0, c, want;
+	unsigned long zero = 0, c, want;
 	unsigned long insn;
 	char got[64];
 	unsigned int i;
@@ -445,7 +445,7 @@ void kpo_refusals(struct kunit *test)
 				      (void *)insn, KPO_TRAP_SIZE, now, r->why);
 		KUNIT_EXPECT_EQ_MSG(test, r->fn(5, 7, c), want, "%ps probed", r->fn);
 		if (r->jmpin)
-			KUNIT_EXPECT_EQ(test, r->fn(5, 7, 0), 5ULL + 3);
+			KUNIT_EXPECT_EQ(test, r->fn(5, 7, 0), 5UL + 3);
 		KUNIT_EXPECT_GE_MSG(test, kpo_pre_count(p), 1, "%pS", (void *)insn);
 		kpo_unregister(test, ctl);
 		kpo_unregister(test, p);
@@ -460,7 +460,7 @@ static void kpo_calls_c(struct kunit *test, unsigned int first, unsigned int n,
 			const char *step)
 {
 	unsigned int i, bad = 0;
-	u64 a, b, c;
+	unsigned long a, b, c;
 
 	for (i = first; i < first + n; i++) {
 		kpo_input(i, &a, &b, &c);
@@ -515,7 +515,7 @@ void kpo_null_handlers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
 	kpo_unregister(test, p);
 
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	/* No handler on a ret: a breakpoint whose instruction is emulated. */
 	p = kpo_new(0, false);
 	p->kp.pre_handler = NULL;
@@ -572,9 +572,10 @@ void kpo_null_handlers(struct kunit *test)
  * What kpt_opt_asm(a, b, c) returns with its imul (KPO_I_MID) skipped
  * (arm64: its mul, which works on a + b in place).
  */
-static u64 kpo_want_no_imul(u64 a, u64 b, u64 c)
+static unsigned long kpo_want_no_imul(unsigned long a, unsigned long b,
+				      unsigned long c)
 {
-	return (((a + b) ^ c) ^ (a << 3)) - b;
+	return kpt_opt_finish(a + b, a, b, c);
 }
 
 /*
@@ -590,7 +591,7 @@ static void kpo_divert_calls(struct kunit *test, struct kpo_probe *p,
 {
 	int pre = kpo_pre_count(p), post = kpo_post_count(p);
 	unsigned int i, bad = 0;
-	u64 a, b, c, got, want;
+	unsigned long a, b, c, got, want;
 
 	for (i = first; i < first + n; i++) {
 		kpo_input(i, &a, &b, &c);
@@ -598,7 +599,7 @@ static void kpo_divert_calls(struct kunit *test, struct kpo_probe *p,
 		got = kpt_opt_asm(a, b, c);
 		if (got != want && !bad++)
 			KUNIT_FAIL(test,
-				   "%s: kpt_opt_asm(%#llx, %#llx, %#llx) = %#llx, want %#llx (the imul %s)",
+				   "%s: kpt_opt_asm(%#lx, %#lx, %#lx) = %#lx, want %#lx (the imul %s)",
 				   step, a, b, c, got, want,
 				   skipped ? "skipped" : "run");
 	}
@@ -781,12 +782,13 @@ static void kpo_context(struct kunit *test, enum kpo_path path)
 	bool c = path == KPO_FTRACE;
 	bool post = path == KPO_BREAKPOINT || c;
 	bool always_off = path == KPO_BREAKPOINT || path == KPO_BOOSTED;
-	u64 (*call)(u64 a, u64 b, u64 c) = c ? kpt_opt_c : kpt_opt_asm;
+	unsigned long (*call)(unsigned long a, unsigned long b, unsigned long c) =
+		c ? kpt_opt_c : kpt_opt_asm;
 	struct kpo_probe *p;
 	unsigned long addr, flags;
 	int state, want, off;
 	char got_marks[64];
-	u64 a, b, cc, got;
+	unsigned long a, b, cc, got;
 
 	if (kpo_path_missing(path))
 		kunit_skip(test, "%s", kpo_path_missing(path));

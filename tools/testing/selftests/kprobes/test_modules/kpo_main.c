@@ -91,7 +91,12 @@
  * and branches).  There is no boosting and there are no kprobes on
  * ftrace: kpo_*_boosted and kpo_*_ftrace skip, and kpo_regs_* check the
  * entry of kpt_opt_c as a breakpoint and as an optimized site.
- * kpo_uaccess (SMAP) is x86-64's.
+ * kpo_uaccess (SMAP) is x86's.
+ *
+ * On i386 (kpt_asm_32.S) the arguments come in ax, dx and cx, which
+ * kpt_opt_asm computes in: at the imul the handler finds the sum in ax,
+ * b | 1 in dx, c mixed with a in cx (kpt_opt_finish()), and no arguments;
+ * the caller's stack pointer less 4.
  *
  * Upstream 6.12 (run with upstream=1, see run_tests.sh) passes all of it
  * but for two known deviations, reported there and not failed: it never
@@ -135,6 +140,8 @@ MODULE_PARM_DESC(cross_cpu,
 static const u32 kpo_layout_want[] = {
 #if defined(CONFIG_X86_64)
 	0, 3, 6, 9, 13, 17, 20, 23, 27, 30, 33
+#elif defined(CONFIG_X86_32)
+	0, 3, 6, 9, 12, 15, 17, 19
 #elif defined(CONFIG_ARM64)
 	0, 4, 8, 12, 16, 20, 24, 28, 32
 #endif
@@ -404,13 +411,15 @@ int kpo_expect_plain(struct kunit *test, unsigned long addr,
  */
 
 /* Inputs: a few special ones, then pseudo-random ones. */
-void kpo_input(unsigned int i, u64 *a, u64 *b, u64 *c)
+void kpo_input(unsigned int i, unsigned long *a, unsigned long *b,
+	       unsigned long *c)
 {
-	static const u64 special[][3] = {
+	/* All ones, the top bit, then 0x5a..., 0x99... and 0x66... */
+	static const unsigned long special[][3] = {
 		{ 1, 2, 3 },
 		{ 0, 0, 0 },
-		{ ~0ULL, 1ULL << 63, 0x5a5a5a5a5a5a5a5aULL },
-		{ 0x123456789abcdef0ULL, 0x0fedcba987654321ULL, 0xdeadbeefULL },
+		{ ~0UL, 1UL << (BITS_PER_LONG - 1), ~0UL / 0xff * 0x5a },
+		{ ~0UL / 0xf * 0x9, ~0UL / 0xf * 0x6, 0xdeadbeefUL },
 	};
 	u64 x = i * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL;
 
@@ -434,7 +443,7 @@ int kpo_calls(struct kunit *test, unsigned int first, unsigned int n,
 	      const char *step)
 {
 	unsigned int i;
-	u64 a, b, c, got;
+	unsigned long a, b, c, got;
 	int bad = 0;
 
 	for (i = first; i < first + n; i++) {
@@ -442,7 +451,7 @@ int kpo_calls(struct kunit *test, unsigned int first, unsigned int n,
 		got = kpt_opt_asm(a, b, c);
 		if (got != kpt_opt_want(a, b, c) && !bad++)
 			KUNIT_FAIL(test,
-				   "%s: kpt_opt_asm(%#llx, %#llx, %#llx) = %#llx, want %#llx",
+				   "%s: kpt_opt_asm(%#lx, %#lx, %#lx) = %#lx, want %#lx",
 				   step, a, b, c, got, kpt_opt_want(a, b, c));
 	}
 	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "%s: %d wrong results in %u calls",

@@ -80,6 +80,7 @@
 
 #ifndef __ASSEMBLY__
 
+#include <linux/bitops.h>
 #include <linux/irqflags.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>
@@ -235,7 +236,7 @@ int kpt_gate_inside(void);
  * KPT_L_SUB_INSN, has no symbol (the KPT_L_ADD_* labels are symbols).
  *
  * KPT_L_OPT_CALL_RET and KPT_L_OPT_CALL_C_RET: the return addresses of the
- * calls in kpt_opt_call() and kpt_opt_call_c() (see below; x86-64 only:
+ * calls in kpt_opt_call() and kpt_opt_call_c() (see below; x86 only:
  * kpt_label_addr() gives 0 for them elsewhere).
  */
 int kpt_asm_add(int x);
@@ -291,7 +292,7 @@ extern int kpt_data;
  * cold part, kpt_cold.cold, which jumps back to the instruction after the
  * first, a one-byte push.
  */
-u64 kpt_cold(u64 x);
+unsigned long kpt_cold(unsigned long x);
 
 /*
  * Jump-optimization refusals, one per function: a probe
@@ -301,14 +302,16 @@ u64 kpt_cold(u64 x);
  * extable: an instruction in the five has an exception-table entry; call:
  * a call is in the five.  Each returns a + b + 3, except: kpt_ref_end()
  * a + b; kpt_ref_jmpin() a + 3 when c is zero (its branch skips b);
- * kpt_ref_extable() adds *(u64 *)c, c a valid pointer.
+ * kpt_ref_extable() adds *(unsigned long *)c, c a valid pointer.
  * kpt_ref_indirect() needs c zero.
  */
-u64 kpt_ref_end(u64 a, u64 b, u64 c);
-u64 kpt_ref_jmpin(u64 a, u64 b, u64 c);
-u64 kpt_ref_indirect(u64 a, u64 b, u64 c);
-u64 kpt_ref_extable(u64 a, u64 b, u64 c);
-u64 kpt_ref_call(u64 a, u64 b, u64 c);
+unsigned long kpt_ref_end(unsigned long a, unsigned long b, unsigned long c);
+unsigned long kpt_ref_jmpin(unsigned long a, unsigned long b, unsigned long c);
+unsigned long kpt_ref_indirect(unsigned long a, unsigned long b,
+			       unsigned long c);
+unsigned long kpt_ref_extable(unsigned long a, unsigned long b,
+			      unsigned long c);
+unsigned long kpt_ref_call(unsigned long a, unsigned long b, unsigned long c);
 enum kpt_ref { KPT_REF_END, KPT_REF_JMPIN, KPT_REF_INDIRECT, KPT_REF_EXTABLE,
 	       KPT_REF_CALL, KPT_REF_NR };
 /* Offsets of the probed instructions, by enum kpt_ref. */
@@ -395,29 +398,51 @@ extern const u32 kpt_bnd_asm_size;
 /*
  * Targets of the jump-optimization cases (kprobes_opt.ko, and the
  * optimized walk of kprobes_boundary.ko).  Both return kpt_opt_want(a, b,
- * c).  kpt_opt_asm() (kpt_asm.S; arm64: kpt_opt_arm64.S, nine
- * instructions) is straight-line code of 3- and 4-byte instructions that
- * uses no stack, with no branch but its final ret: kpt_opt_asm_layout()
- * gives its size and the offset of each instruction.  kpt_opt_c() is plain
- * C, its entry an ftrace call site.
+ * c).  kpt_opt_asm() (kpt_asm.S; kpt_asm_32.S; arm64: kpt_opt_arm64.S,
+ * nine instructions) is straight-line code that uses no stack, with no
+ * branch but its final ret (of 3- and 4-byte instructions on x86-64, of
+ * 2- and 3-byte ones on i386): kpt_opt_asm_layout() gives its size and
+ * the offset of each instruction.  kpt_opt_c() is plain C, its entry an
+ * ftrace call site.  Their arguments and result are a register wide, so
+ * that i386 passes each in one register.
  *
  * kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c), kpt_opt_call_c(a, b,
  * c) kpt_opt_c(a, b, c), each from one call whose return address is
  * kpt_label_addr(KPT_L_OPT_CALL_RET), resp. KPT_L_OPT_CALL_C_RET; just
  * before that call each stores its stack pointer in kpt_opt_sp, so that
- * the callee starts with the stack pointer kpt_opt_sp - 8 (arm64: see
- * below).
+ * the callee starts with the stack pointer kpt_opt_sp less a word (arm64:
+ * see below).
+ *
+ * What they compute is a product, (a + b) * (b | 1), which
+ * kpt_opt_finish() then mixes with a, b and c.  The mix differs on i386,
+ * whose three scratch registers cannot hold a, b, c and the sum at once:
+ * there c takes a << 3 in before the sum is formed, and the last step
+ * subtracts b | 1, which the multiplication leaves in its register.
  */
-static inline u64 kpt_opt_want(u64 a, u64 b, u64 c)
+static inline unsigned long kpt_opt_finish(unsigned long p, unsigned long a,
+					   unsigned long b, unsigned long c)
 {
-	return ((((a + b) * (b | 1)) ^ c) ^ (a << 3)) - b;
+#ifdef CONFIG_X86_32
+	return (p ^ ror32(c + (a << 3), 5)) - (b | 1);
+#else
+	return ((p ^ c) ^ (a << 3)) - b;
+#endif
 }
 
-u64 kpt_opt_asm(u64 a, u64 b, u64 c);
-u64 kpt_opt_c(u64 a, u64 b, u64 c);
-u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c);	/* s390 and i386 only */
-u64 kpt_opt_call(u64 a, u64 b, u64 c);
-u64 kpt_opt_call_c(u64 a, u64 b, u64 c);
+static inline unsigned long kpt_opt_want(unsigned long a, unsigned long b,
+					 unsigned long c)
+{
+	return kpt_opt_finish((a + b) * (b | 1), a, b, c);
+}
+
+unsigned long kpt_opt_asm(unsigned long a, unsigned long b, unsigned long c);
+unsigned long kpt_opt_c(unsigned long a, unsigned long b, unsigned long c);
+/* s390 and i386 only */
+unsigned long kpt_opt_c_untraced(unsigned long a, unsigned long b,
+				 unsigned long c);
+unsigned long kpt_opt_call(unsigned long a, unsigned long b, unsigned long c);
+unsigned long kpt_opt_call_c(unsigned long a, unsigned long b,
+			     unsigned long c);
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size);
 extern unsigned long kpt_opt_sp;
 
@@ -440,7 +465,7 @@ extern const u32 kpt_opt_call_c_ret_off;
  * kpt_opt_ref_NAME(a, b, c) returns a + b + 3; the instruction
  * kpt_opt_ref_off[KPT_OPT_REF_NAME] bytes in is one arm64 does not
  * optimize: extable, a load with an exception-table entry (that adds
- * *(u64 *)c, c must be valid); blr_lr, a blr x30.
+ * *(unsigned long *)c, c must be valid); blr_lr, a blr x30.
  *
  * kpt_opt_pcrel(x) returns kpt_opt_pcrel_want(x), through one instruction
  * of each kind that a detour rewrites or runs at another address, at
@@ -462,8 +487,10 @@ extern const u32 kpt_opt_call_up_off;
 extern const u32 kpt_opt_call_c_up_off;
 
 enum { KPT_OPT_REF_EXTABLE, KPT_OPT_REF_BLR_LR, KPT_OPT_REF_NR };
-u64 kpt_opt_ref_extable(u64 a, u64 b, u64 c);
-u64 kpt_opt_ref_blr_lr(u64 a, u64 b, u64 c);
+unsigned long kpt_opt_ref_extable(unsigned long a, unsigned long b,
+				  unsigned long c);
+unsigned long kpt_opt_ref_blr_lr(unsigned long a, unsigned long b,
+				 unsigned long c);
 extern const u32 kpt_opt_ref_off[KPT_OPT_REF_NR];
 
 enum kpt_pcrel {

@@ -261,7 +261,7 @@ SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
 	.popsection
 
 /* ---------------------------------------------------------------------
- * Jump-optimization target: u64 kpt_opt_asm(u64 a, u64 b, u64 c), see
+ * Jump-optimization target: unsigned long kpt_opt_asm(a, b, c), see
  * kprobes_target.h.  Straight-line code of 3- and 4-byte instructions,
  * no branch but the final ret, no stack use: a probe on any of its first
  * nine instructions covers the next one too (a jump takes five bytes),
@@ -305,8 +305,8 @@ SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
 	.popsection
 
 /*
- * u64 kpt_opt_call(u64 a, u64 b, u64 c) returns kpt_opt_asm(a, b, c) and
- * u64 kpt_opt_call_c(u64 a, u64 b, u64 c) kpt_opt_c(a, b, c), from a call
+ * unsigned long kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c) and
+ * unsigned long kpt_opt_call_c(a, b, c) kpt_opt_c(a, b, c), from a call
  * whose return address kpt_label_addr() gives; each notes its stack
  * pointer just before that call in kpt_opt_sp.
  */
@@ -336,7 +336,7 @@ SYM_DATA(kpt_opt_call_c_ret_off, .long .Lkpo_call_c_ret - kpt_opt_call_c)
 	.popsection
 
 /* ---------------------------------------------------------------------
- * u64 kpt_cold(u64 x), see kprobes_target.h: its first instruction is a
+ * unsigned long kpt_cold(x), see kprobes_target.h: its first instruction is a
  * one-byte push, and its cold part (a symbol named kpt_cold.cold, as GCC
  * names them) jumps right past it.  A jump that replaced the push and the
  * instructions after it would be entered in its middle.
@@ -360,7 +360,7 @@ SYM_FUNC_START_LOCAL(kpt_cold.cold)
 SYM_FUNC_END(kpt_cold.cold)
 
 /* ---------------------------------------------------------------------
- * Jump-optimization refusals: u64 kpt_ref_NAME(u64 a, u64 b, u64 c), see
+ * Jump-optimization refusals: unsigned long kpt_ref_NAME(a, b, c), see
  * kprobes_target.h.  Each has one instruction, .Lkpt_ref_NAME_p, where a
  * probe must stay a breakpoint for one reason, given by its name.
  */

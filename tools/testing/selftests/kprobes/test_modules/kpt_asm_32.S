@@ -6,16 +6,13 @@
  * address, and only %eax, %edx and %ecx may be clobbered.  Each function
  * keeps the contract kprobes_target.h gives it; where an instruction has
  * to be of a kind or a size for the cases, the comment says which.
- *
- * The jump-optimization targets (kpt_opt_asm, kpt_ref_*, kpt_cold) take
- * and return u64, which i386 passes in register pairs and on the stack:
- * they are x86-64's only, and so is kprobes_opt.ko (see the Makefile).
  */
 #include <linux/export.h>
 #include <linux/linkage.h>
 #include <linux/objtool.h>
 #include <asm/asm.h>
 #include <asm/frame.h>
+#include <asm/nospec-branch.h>
 #include "kprobes_target.h"
 #include "../bench/kpb_gen.S"
 
@@ -268,6 +265,183 @@ SYM_DATA_END(kpt_bnd_asm_insns)
 SYM_DATA(kpt_bnd_asm_ninsns, .long (. - kpt_bnd_asm_insns) / 4)
 SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
 	.popsection
+
+/* ---------------------------------------------------------------------
+ * Jump-optimization target: unsigned long kpt_opt_asm(a, b, c), see
+ * kprobes_target.h: a in %eax, b in %edx, c in %ecx, the only scratch
+ * registers, so c takes a << 3 in first (kpt_opt_finish() on i386).  No
+ * branch but the ret, no stack use.  The five instructions up to the
+ * imul are three bytes long, the two after it two: a jump on any of the
+ * first six covers the next instruction and no more than it needs.
+ */
+
+	.pushsection .rodata
+	.balign 4
+SYM_DATA_START(kpt_opt_asm_insns)
+	.popsection
+
+.macro KPO insn:vararg
+.Lkpo_insn\@:
+	\insn
+	.pushsection .rodata
+	.long	.Lkpo_insn\@ - kpt_opt_asm
+	.popsection
+.endm
+
+SYM_FUNC_START(kpt_opt_asm)
+	KPO	leal	(%ecx,%eax,8), %ecx	/* c + (a << 3) */
+	KPO	leal	(%eax,%edx), %eax	/* a + b */
+	KPO	rorl	$5, %ecx
+	KPO	orl	$1, %edx		/* b | 1 */
+	KPO	imull	%edx, %eax		/* (a + b) * (b | 1) */
+	KPO	xorl	%ecx, %eax
+	KPO	subl	%edx, %eax
+	KPO	RET
+.Lkpo_asm_end:
+SYM_FUNC_END(kpt_opt_asm)
+EXPORT_SYMBOL_GPL(kpt_opt_asm)
+
+	.pushsection .rodata
+SYM_DATA_END(kpt_opt_asm_insns)
+SYM_DATA(kpt_opt_asm_ninsns, .long (. - kpt_opt_asm_insns) / 4)
+SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
+	.popsection
+
+/*
+ * kpt_opt_call(a, b, c), kpt_opt_call_c(a, b, c): kpt_opt_asm(a, b, c),
+ * kpt_opt_c(a, b, c) from a call whose return address kpt_label_addr()
+ * gives, the stack pointer before it noted in kpt_opt_sp.  The arguments
+ * stay in their registers throughout.
+ */
+SYM_FUNC_START(kpt_opt_call)
+	FRAME_BEGIN
+	movl	%esp, kpt_opt_sp
+	call	kpt_opt_asm
+.Lkpo_call_ret:
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_opt_call)
+EXPORT_SYMBOL_GPL(kpt_opt_call)
+
+SYM_FUNC_START(kpt_opt_call_c)
+	FRAME_BEGIN
+	movl	%esp, kpt_opt_sp
+	call	kpt_opt_c
+.Lkpo_call_c_ret:
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_opt_call_c)
+EXPORT_SYMBOL_GPL(kpt_opt_call_c)
+
+	.pushsection .rodata
+SYM_DATA(kpt_opt_call_ret_off, .long .Lkpo_call_ret - kpt_opt_call)
+SYM_DATA(kpt_opt_call_c_ret_off, .long .Lkpo_call_c_ret - kpt_opt_call_c)
+	.popsection
+
+/*
+ * unsigned long kpt_cold(unsigned long x): a one-byte push first, and a
+ * cold part that jumps right past it, as on x86-64.
+ */
+SYM_FUNC_START(kpt_cold)
+	pushl	%ebx
+.Lkpt_cold_after_push:
+	movl	%eax, %ebx
+	addl	$KPT_COLD_ADD, %ebx
+	testb	$1, %al
+	jnz	kpt_cold.cold
+	movl	%ebx, %eax
+	popl	%ebx
+	RET
+SYM_FUNC_END(kpt_cold)
+EXPORT_SYMBOL_GPL(kpt_cold)
+
+SYM_FUNC_START_LOCAL(kpt_cold.cold)
+	andl	$~1, %eax
+	jmp	.Lkpt_cold_after_push
+SYM_FUNC_END(kpt_cold.cold)
+
+/* ---------------------------------------------------------------------
+ * Jump-optimization refusals: kpt_ref_NAME(a, b, c), see
+ * kprobes_target.h, each probed at .Lkpt_ref_NAME_p, a two-byte add.
+ */
+
+/* end: from the probed instruction to the end there are three bytes. */
+SYM_FUNC_START(kpt_ref_end)
+	movl	%eax, %ecx
+.Lkpt_ref_end_p:
+	addl	%edx, %eax
+	RET
+SYM_FUNC_END(kpt_ref_end)
+EXPORT_SYMBOL_GPL(kpt_ref_end)
+
+/* jmpin: a branch before it lands on byte 2 of the five a jmp would take. */
+SYM_FUNC_START(kpt_ref_jmpin)
+	testl	%ecx, %ecx
+	jz	.Lkpt_ref_jmpin_mid
+.Lkpt_ref_jmpin_p:
+	addl	%edx, %eax
+.Lkpt_ref_jmpin_mid:
+	addl	$1, %eax
+	addl	$2, %eax
+	RET
+SYM_FUNC_END(kpt_ref_jmpin)
+EXPORT_SYMBOL_GPL(kpt_ref_jmpin)
+
+/* indirect: an indirect jmp (through c, taken when it is not zero). */
+SYM_FUNC_START(kpt_ref_indirect)
+	movl	%eax, %eax
+.Lkpt_ref_indirect_p:
+	addl	%edx, %eax
+	addl	$1, %eax
+	addl	$2, %eax
+	testl	%ecx, %ecx
+	jz	.Lkpt_ref_indirect_ret
+	ANNOTATE_RETPOLINE_SAFE
+	jmp	*%ecx
+.Lkpt_ref_indirect_ret:
+	RET
+SYM_FUNC_END(kpt_ref_indirect)
+EXPORT_SYMBOL_GPL(kpt_ref_indirect)
+
+/* extable: the load after it, from c, has an exception-table entry. */
+SYM_FUNC_START(kpt_ref_extable)
+	movl	%eax, %eax
+.Lkpt_ref_extable_p:
+	addl	%edx, %eax
+.Lkpt_ref_extable_load:
+	addl	(%ecx), %eax
+.Lkpt_ref_extable_done:
+	addl	$3, %eax
+	RET
+	_ASM_EXTABLE(.Lkpt_ref_extable_load, .Lkpt_ref_extable_done)
+SYM_FUNC_END(kpt_ref_extable)
+EXPORT_SYMBOL_GPL(kpt_ref_extable)
+
+/* call: the instruction after it is a call. */
+SYM_FUNC_START(kpt_ref_call)
+	FRAME_BEGIN
+	movl	%eax, %eax
+.Lkpt_ref_call_p:
+	addl	%edx, %eax
+	call	kpt_asm_ret
+	addl	$3, %eax
+	FRAME_END
+	RET
+SYM_FUNC_END(kpt_ref_call)
+EXPORT_SYMBOL_GPL(kpt_ref_call)
+
+/* Where each probed instruction is, in the order of enum kpt_ref. */
+	.pushsection .rodata
+	.balign 4
+SYM_DATA_START(kpt_ref_off)
+	.long	.Lkpt_ref_end_p - kpt_ref_end
+	.long	.Lkpt_ref_jmpin_p - kpt_ref_jmpin
+	.long	.Lkpt_ref_indirect_p - kpt_ref_indirect
+	.long	.Lkpt_ref_extable_p - kpt_ref_extable
+	.long	.Lkpt_ref_call_p - kpt_ref_call
+SYM_DATA_END(kpt_ref_off)
+	.popsection
+EXPORT_SYMBOL_GPL(kpt_ref_off)
 
 /* void kpt_asm_ret(void): returns; where an injected failure sends a call. */
 SYM_FUNC_START(kpt_asm_ret)

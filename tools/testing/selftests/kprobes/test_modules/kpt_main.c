@@ -380,7 +380,7 @@ EXPORT_SYMBOL_GPL(kpt_bnd_c);
 
 /*
  * The labels of the hand-written targets (kpt_asm.S, kpt_asm_32.S,
- * kpt_asm_arm64.S); kpt_opt_call() and kpt_opt_call_c() are x86-64's only.
+ * kpt_asm_arm64.S); kpt_opt_call() and kpt_opt_call_c() are x86's only.
  */
 #ifdef KPT_ASM_TARGETS
 unsigned long kpt_label_addr(enum kpt_label label)
@@ -394,7 +394,7 @@ unsigned long kpt_label_addr(enum kpt_label label)
 		return (unsigned long)kpt_asm_load_insn;
 	case KPT_L_SUB_INSN:
 		return (unsigned long)kpt_asm_sub + kpt_asm_sub_off;
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 	case KPT_L_OPT_CALL_RET:
 		return (unsigned long)kpt_opt_call + kpt_opt_call_ret_off;
 	case KPT_L_OPT_CALL_C_RET:
@@ -432,7 +432,8 @@ EXPORT_SYMBOL_GPL(kpt_bnd_asm_layout);
 unsigned long kpt_opt_sp;
 EXPORT_SYMBOL_GPL(kpt_opt_sp);
 
-__used noinline u64 kpt_opt_c(u64 a, u64 b, u64 c)
+__used noinline unsigned long kpt_opt_c(unsigned long a, unsigned long b,
+					unsigned long c)
 {
 	asm volatile("");
 	return kpt_opt_want(a, b, c);
@@ -445,7 +446,8 @@ EXPORT_SYMBOL_GPL(kpt_opt_c);
  * with ftrace's call site, where an entry probe goes through ftrace, and
  * the return-probe cases want a breakpoint at a function's entry too.
  */
-__used noinline notrace u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c)
+__used noinline notrace unsigned long
+kpt_opt_c_untraced(unsigned long a, unsigned long b, unsigned long c)
 {
 	asm volatile("");
 	return kpt_opt_want(a, b, c);
@@ -453,7 +455,7 @@ __used noinline notrace u64 kpt_opt_c_untraced(u64 a, u64 b, u64 c)
 EXPORT_SYMBOL_GPL(kpt_opt_c_untraced);
 #endif
 
-#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64)
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
 const u32 *kpt_opt_asm_layout(unsigned int *ninsns, unsigned int *size)
 {
 	*ninsns = kpt_opt_asm_ninsns;
@@ -831,7 +833,7 @@ EXPORT_SYMBOL_GPL(kpt_reserved_site);
  * that run_tests.sh can hit probes placed on them: kpt_shell_a(),
  * kpt_shell_b(), kpt_asm_add(), kpt_opt_asm(), kpt_opt_c() and
  * kpt_static_fn() (kpt_asm_add() where the hand-written targets are,
- * kpt_opt_asm() on x86-64 only).
+ * kpt_opt_asm() on x86 only).
  */
 #define KPT_TRIGGER_MAX		1000000
 
@@ -851,7 +853,7 @@ static int kpt_trigger_set(const char *val, const struct kernel_param *kp)
 #ifdef KPT_ASM_TARGETS
 		kpt_asm_add(i);
 #endif
-#ifdef CONFIG_X86_64
+#ifdef CONFIG_X86
 		kpt_opt_asm(i, i + 1, i + 2);
 #endif
 #ifdef CONFIG_ARM64

@@ -42,7 +42,7 @@
 	.text
 
 /* ---------------------------------------------------------------------
- * u64 kpt_opt_asm(u64 a, u64 b, u64 c): kpt_opt_want(a, b, c), in nine
+ * unsigned long kpt_opt_asm(a, b, c): kpt_opt_want(a, b, c), in nine
  * instructions and no stack: the entry, the one after it, the adds
  * whose flags the mul (the fifth, KPO_I_MID) finds, the mul, which works
  * on x3 in place (skipping it leaves a + b there), and the ret.  "KPO
@@ -82,8 +82,8 @@ SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
 	.popsection
 
 /*
- * u64 kpt_opt_call(u64 a, u64 b, u64 c) returns kpt_opt_asm(a, b, c),
- * u64 kpt_opt_call_c(u64 a, u64 b, u64 c) kpt_opt_c(a, b, c), through an
+ * unsigned long kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c),
+ * unsigned long kpt_opt_call_c(a, b, c) kpt_opt_c(a, b, c), through an
  * inner frame: the callee returns to .Lkpo_call_ret (its link register),
  * and the frame record its x29 points to, which is also its stack
  * pointer, noted in kpt_opt_sp, returns to .Lkpo_call_up.
@@ -139,7 +139,7 @@ EXPORT_SYMBOL_GPL(kpt_opt_call_up_off)
 EXPORT_SYMBOL_GPL(kpt_opt_call_c_up_off)
 
 /* ---------------------------------------------------------------------
- * u64 kpt_cold(u64 x): (x & ~1) + KPT_COLD_ADD.  An odd x goes through
+ * unsigned long kpt_cold(x): (x & ~1) + KPT_COLD_ADD.  An odd x goes through
  * the cold part, kpt_cold.cold, which branches back to the instruction
  * after the first: the tbnz runs twice for it.
  */
@@ -159,11 +159,11 @@ SYM_FUNC_END(kpt_cold.cold)
 
 /* ---------------------------------------------------------------------
  * What arm64 does not optimize, one function each (kprobes_target.h):
- * u64 kpt_opt_ref_NAME(u64 a, u64 b, u64 c) returns a + b + 3, with the
+ * unsigned long kpt_opt_ref_NAME(a, b, c) returns a + b + 3, with the
  * instruction not to optimize at .Lkpt_opt_ref_NAME_p.
  *
  * extable: a load with an exception-table entry (its fixup is keyed to
- * the load's own address), adding *(u64 *)c: c must be valid.
+ * the load's own address), adding *(unsigned long *)c: c must be valid.
  */
 KPO_FUNC_START(kpt_opt_ref_extable)
 	add	x0, x0, x1
