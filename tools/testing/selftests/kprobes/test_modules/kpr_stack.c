@@ -236,18 +236,6 @@ void kpr_two_cpus(struct kunit *test)
 	p->rp.maxactive = 8;
 	p->add = KPT_KRET_A_ADD;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
-	/*
-	 * Let the site settle before both CPUs run it: the hand-off of an
-	 * entry probe to ftrace, and jump optimization, rewrite its text,
-	 * of which a vCPU under multi-threaded TCG may keep running a stale
-	 * translation (make arches: an int3 no longer in memory, retried
-	 * for ever).  Changes under running calls are kprobes_stress's.
-	 */
-	if (IS_ENABLED(CONFIG_KPROBES_ON_FTRACE))
-		kpt_wait_probe_state((unsigned long)p->rp.kp.addr, KPT_PS_FTRACE,
-				     KPT_PS_FTRACE, 5000);
-	else if (!kpt_optimizer_wait())
-		msleep(200);
 
 	init_completion(&kpr_smp_go);
 	for (i = 0; i < 2; i++) {
