@@ -11,6 +11,7 @@
 #include <asm/frame.h>
 #include <asm/nospec-branch.h>
 #include "kprobes_target.h"
+#include "kpt_layout.S"
 #include "../bench/kpb_gen.S"
 
 	.text
@@ -102,17 +103,10 @@ EXPORT_SYMBOL_GPL(kpt_eight_asm)
 	.long	0
 	.popsection
 
-	.pushsection .rodata
-	.balign 4
-SYM_DATA_START(kpt_bnd_asm_insns)
-	.popsection
+	KPT_LAYOUT_START kpt_bnd_asm
 
 .macro KPB insn:vararg
-.Lkpb_insn\@:
-	\insn
-	.pushsection .rodata
-	.long	.Lkpb_insn\@ - kpt_bnd_asm
-	.popsection
+	KPT_LAYOUT kpt_bnd_asm, \insn
 .endm
 
 /* u32 kpt_bnd_asm_mix(u32 a, u32 b): (a ^ b) * 0x27d4eb2f + (b >> 3) */
@@ -254,11 +248,7 @@ SYM_FUNC_START(kpt_bnd_asm)
 SYM_FUNC_END(kpt_bnd_asm)
 EXPORT_SYMBOL_GPL(kpt_bnd_asm)
 
-	.pushsection .rodata
-SYM_DATA_END(kpt_bnd_asm_insns)
-SYM_DATA(kpt_bnd_asm_ninsns, .long (. - kpt_bnd_asm_insns) / 4)
-SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
-	.popsection
+	KPT_LAYOUT_END kpt_bnd_asm, .Lkpb_asm_end
 
 /* ---------------------------------------------------------------------
  * Jump-optimization target: unsigned long kpt_opt_asm(a, b, c), see
@@ -269,17 +259,10 @@ SYM_DATA(kpt_bnd_asm_size, .long .Lkpb_asm_end - kpt_bnd_asm)
  * the offset of each instruction in kpt_opt_asm_insns[].
  */
 
-	.pushsection .rodata
-	.balign 4
-SYM_DATA_START(kpt_opt_asm_insns)
-	.popsection
+	KPT_LAYOUT_START kpt_opt_asm
 
 .macro KPO insn:vararg
-.Lkpo_insn\@:
-	\insn
-	.pushsection .rodata
-	.long	.Lkpo_insn\@ - kpt_opt_asm
-	.popsection
+	KPT_LAYOUT kpt_opt_asm, \insn
 .endm
 
 SYM_FUNC_START(kpt_opt_asm)
@@ -298,11 +281,7 @@ SYM_FUNC_START(kpt_opt_asm)
 SYM_FUNC_END(kpt_opt_asm)
 EXPORT_SYMBOL_GPL(kpt_opt_asm)
 
-	.pushsection .rodata
-SYM_DATA_END(kpt_opt_asm_insns)
-SYM_DATA(kpt_opt_asm_ninsns, .long (. - kpt_opt_asm_insns) / 4)
-SYM_DATA(kpt_opt_asm_size, .long .Lkpo_asm_end - kpt_opt_asm)
-	.popsection
+	KPT_LAYOUT_END kpt_opt_asm, .Lkpo_asm_end
 
 /*
  * unsigned long kpt_opt_call(a, b, c) returns kpt_opt_asm(a, b, c) and
