@@ -80,7 +80,7 @@ struct kprobe_site {
 	unsigned long __percpu	*hits;	/* see kprobe_site_hit() */
 	struct kprobe_hits_block *hits_block;	/* the core's: where *hits lives */
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
-	/* The ftrace_ops that carries an armed ftrace site (kernel/kprobes/ftrace.c). */
+	/* The ftrace_ops that carries an armed ftrace site, else NULL (ftrace.c). */
 	struct ftrace_ops	*fops;
 	/* an ftrace site armed by a breakpoint (kernel/kprobes/ftrace.c); text_mutex */
 	u8			ftrace_bp;
@@ -140,9 +140,10 @@ void arch_kprobe_poke_finish(void);
  * A backend whose ftrace handler does not check that a hit comes from the
  * ftrace_ops that s->fops names defines KPROBE_FTRACE_IPMODIFY_ALWAYS to 1
  * (the bridge does: it is the architecture's kprobe_ftrace_handler()).
- * Every armed ftrace site is then in the ops that claims
- * FTRACE_OPS_FL_IPMODIFY, and never moves between the two, which would
- * run its hits twice while it is in both.
+ * The ops that carries every armed ftrace site then claims
+ * FTRACE_OPS_FL_IPMODIFY itself; otherwise a second ops, whose callback
+ * does nothing, makes that claim for the sites with a post_handler
+ * (kernel/kprobes/ftrace.c), and only calls from s->fops count.
  */
 #ifndef KPROBE_FTRACE_IPMODIFY_ALWAYS
 #define KPROBE_FTRACE_IPMODIFY_ALWAYS	0

@@ -150,15 +150,16 @@ void kprobe_arm_sync_later(void)
 }
 
 /*
- * Is @s armed the way its probes want (want: armed at all)?  An ftrace
- * site must also be in the right ftrace_ops.
+ * Is @s armed the way its probes want (want: armed at all)?  An armed
+ * ftrace site must also claim IPMODIFY, or not, as its probes want.
  */
 bool kprobe_site_armed_as(struct kprobe_site *s, bool want)
 {
 	if (!!(s->flags & KSITE_ARMED) != want)
 		return false;
 	return !want || !(s->flags & KSITE_FTRACE) ||
-	       kprobe_ftrace_site_ipmod(s) == kprobe_ftrace_site_want_ipmod(s);
+	       !!(s->flags & KSITE_FTRACE_CLAIM) ==
+	       kprobe_ftrace_site_want_claim(s);
 }
 
 /*

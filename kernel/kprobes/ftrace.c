@@ -17,40 +17,50 @@
 #include "internal.h"
 
 /*
- * Ftrace sites are carried by one of two ftrace_ops.  A pre_handler may
- * move regs->ip through either (fail_function and BPF's override do), but
- * FTRACE_OPS_FL_IPMODIFY is also a claim: ftrace lets only one such ops
- * onto a function, and livepatch is one.  Only a site with a post_handler
- * makes that claim (the post_handler runs as if ftrace's nop, not a
- * patched function, came next), so that a livepatch and a probe can share
- * a function.  site->fops says which ops carries an armed site; when its
- * post_handlers come or go it moves to the other one: first into the new
- * ops' filter, then site->fops, then out of the old one.  While it is in
- * both, the handler ignores the call from the ops site->fops does not
- * name, so that no hit is lost or run twice.  A backend whose handler
- * cannot do that keeps every site in the IPMODIFY ops
- * (KPROBE_FTRACE_IPMODIFY_ALWAYS).
+ * Ftrace sites are carried by one ftrace_ops, the carrier: its callback
+ * runs the probes, and a pre_handler may move regs->ip through it
+ * (fail_function and BPF's override do).  FTRACE_OPS_FL_IPMODIFY is also
+ * a claim: ftrace lets only one such ops onto a function, and livepatch is
+ * one.  Only a site with a post_handler makes that claim (the post_handler
+ * runs as if ftrace's nop, not a patched function, came next), so that a
+ * livepatch and a probe can share a function.  The claim is a second ops
+ * whose callback does nothing, and such a site is in both filters.
+ *
+ * Hits come from the carrier alone.  When a post_handler comes or goes,
+ * only the claim changes, and the site stays in the carrier all along.
+ * Were the claim the carrier of such sites, a site would move between two
+ * carriers whenever it gains or loses its post_handler, and ftrace calls
+ * each ops on a function in turn: a call that came through both while the
+ * site changed hands would be run twice or not at all.  The price is
+ * ftrace's list of ops on a function in both filters (see "Probes on
+ * ftrace call sites" in Documentation/trace/kprobes.rst).  A backend whose
+ * handler cannot tell the ops apart (KPROBE_FTRACE_IPMODIFY_ALWAYS) has a
+ * carrier that claims IPMODIFY itself, and no claim ops.
  */
 struct kprobe_ftrace_ops {
 	struct ftrace_ops	ops;
 	unsigned int		armed;	/* sites in its filter */
 };
 
-/* Which of the two ops carries an ftrace site: an index, or none. */
-enum kprobe_fops_at {
-	KPROBE_FOPS_NONE = -1,	/* disarmed: in neither filter */
-	KPROBE_FOPS_PLAIN,	/* the ops that leaves regs->ip alone */
-	KPROBE_FOPS_IPMOD,	/* the ops that claims IPMODIFY */
-	KPROBE_FOPS_NR,
+/* The claim's callback: the carrier runs the probes. */
+static void notrace kprobe_ftrace_claim_fn(unsigned long ip,
+					   unsigned long parent_ip,
+					   struct ftrace_ops *ops,
+					   struct ftrace_regs *fregs)
+{
+}
+
+NOKPROBE_SYMBOL(kprobe_ftrace_claim_fn);
+
+static struct kprobe_ftrace_ops kprobe_ftrace_carrier __read_mostly = {
+	.ops = { .func = kprobe_ftrace_handler,
+		 .flags = FTRACE_OPS_FL_SAVE_REGS |
+			  (KPROBE_FTRACE_IPMODIFY_ALWAYS ? FTRACE_OPS_FL_IPMODIFY : 0) },
 };
 
-static struct kprobe_ftrace_ops kprobe_ftrace_ops[KPROBE_FOPS_NR] __read_mostly = {
-	[KPROBE_FOPS_PLAIN] = {
-		.ops = { .func = kprobe_ftrace_handler,
-			 .flags = FTRACE_OPS_FL_SAVE_REGS } },
-	[KPROBE_FOPS_IPMOD] = {
-		.ops = { .func = kprobe_ftrace_handler,
-			 .flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY } },
+static struct kprobe_ftrace_ops kprobe_ftrace_claim __read_mostly = {
+	.ops = { .func = kprobe_ftrace_claim_fn,
+		 .flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY },
 };
 
 /* Set by kprobe_ftrace_kill(); the backend's ftrace handler checks it. */
@@ -96,15 +106,14 @@ static int kprobe_ftrace_ops_set(struct kprobe_ftrace_ops *kf, unsigned long *ip
 /*
  * Taking an address out of an ftrace_ops' filter costs a pass over every
  * ftrace record in the kernel, milliseconds, where the rest of
- * unregistering a probe costs microseconds.  So a site disarmed from the
- * plain ops (KPROBE_FOPS_PLAIN) leaves its address in the filter for a
- * while: the handler ignores calls for an address whose site is gone or
- * no longer names that ops, and ftrace_lazy_work takes out everything
- * left there in one update, HZ / 10 later.  A site armed again at such
- * an address in the meantime takes it back without any update.  The
- * IPMODIFY ops is always left at once: the claim it makes on a function
- * would keep a livepatch out of it.  Text that is about to be freed
- * flushes the lot first (kprobe_kill_sites_in()).
+ * unregistering a probe costs microseconds.  So a site disarmed leaves
+ * its address in the carrier's filter for a while: the handler ignores
+ * calls for an address whose site is gone or disarmed, and
+ * ftrace_lazy_work takes out everything left there in one update, HZ / 10
+ * later.  A site armed again at such an address in the meantime takes it
+ * back without any update.  An ops that claims IPMODIFY is always left at
+ * once: the claim would keep a livepatch out of the function.  Text that
+ * is about to be freed flushes the lot first (kprobe_kill_sites_in()).
  */
 struct ftrace_lazy_ip {
 	struct hlist_node	node;
@@ -123,7 +132,7 @@ static struct hlist_head *kprobe_ftrace_lazy_bucket(unsigned long ip)
 	return &ftrace_lazy_hash[hash_long(ip, FTRACE_LAZY_BITS)];
 }
 
-/* Keep @ip in the plain ops' filter for now; false if that cannot be. */
+/* Keep @ip in the carrier's filter for now; false if that cannot be. */
 static bool kprobe_ftrace_lazy_add(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l = kmalloc(sizeof(*l), GFP_KERNEL);
@@ -137,7 +146,7 @@ static bool kprobe_ftrace_lazy_add(unsigned long ip)
 	return true;
 }
 
-/* Is @ip still in the plain ops' filter, left there by a disarmed site? */
+/* Is @ip still in the carrier's filter, left there by a disarmed site? */
 static bool kprobe_ftrace_lazy_has(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l;
@@ -149,7 +158,7 @@ static bool kprobe_ftrace_lazy_has(unsigned long ip)
 	return false;
 }
 
-/* Take @ip back for a site armed in the plain ops: is it still there? */
+/* Take @ip back for a site armed again: is it still there? */
 static bool kprobe_ftrace_lazy_get(unsigned long ip)
 {
 	struct ftrace_lazy_ip *l;
@@ -165,7 +174,7 @@ static bool kprobe_ftrace_lazy_get(unsigned long ip)
 	return false;
 }
 
-/* Take every address left in the plain ops' filter out, in one update. */
+/* Take every address left in the carrier's filter out, in one update. */
 void kprobe_ftrace_lazy_flush(void)
 {
 	struct ftrace_lazy_ip *l;
@@ -192,60 +201,49 @@ void kprobe_ftrace_lazy_flush(void)
 		return;
 	}
 	if (!ips ||
-	    kprobe_ftrace_ops_set(&kprobe_ftrace_ops[KPROBE_FOPS_PLAIN], ips, n,
-				  false))
+	    kprobe_ftrace_ops_set(&kprobe_ftrace_carrier, ips, n, false))
 		pr_warn("ftrace kept disarmed probes in its filter\n");
 	kfree(ips);
 }
 
-/* The ops an ftrace site is in. */
-static enum kprobe_fops_at kprobe_ftrace_site_at(struct kprobe_site *s)
+/* Hits of @s come from the carrier (@on), or from nowhere. */
+static void kprobe_ftrace_site_carry(struct kprobe_site *s, bool on)
 {
-	if (!(s->flags & KSITE_ARMED))
-		return KPROBE_FOPS_NONE;
-	return kprobe_ftrace_site_ipmod(s) ? KPROBE_FOPS_IPMOD : KPROBE_FOPS_PLAIN;
-}
-
-/* Where the handler is to take hits of @s from: ops @at, or none. */
-static void kprobe_ftrace_site_carry(struct kprobe_site *s,
-				     enum kprobe_fops_at at)
-{
-	if (at == KPROBE_FOPS_NONE)
-		s->flags &= ~KSITE_ARMED;
-	else
+	if (on)
 		s->flags |= KSITE_ARMED;
-	WRITE_ONCE(s->fops, at == KPROBE_FOPS_NONE ? NULL :
-		   &kprobe_ftrace_ops[at].ops);
+	else
+		s->flags &= ~KSITE_ARMED;
+	WRITE_ONCE(s->fops, on ? &kprobe_ftrace_carrier.ops : NULL);
 }
 
-/* The ops @s should be in, armed (@arm) or not. */
-static enum kprobe_fops_at kprobe_ftrace_site_want(struct kprobe_site *s,
-						   bool arm)
+/* Is @s armed by its breakpoint, in no filter of ours? */
+static bool kprobe_ftrace_site_pending(struct kprobe_site *s)
 {
-	if (!arm)
-		return KPROBE_FOPS_NONE;
-	return kprobe_ftrace_site_want_ipmod(s) ? KPROBE_FOPS_IPMOD :
-						  KPROBE_FOPS_PLAIN;
+	return s->ftrace_bp == KSITE_BP_OURS || s->ftrace_bp == KSITE_BP_YIELDED;
 }
 
 /*
  * Entry probes go live at once.  Registering one probe on a function's
  * entry would otherwise cost a whole ftrace update, milliseconds, before
- * register_kprobe() returns.  So a site that wants the plain ops, while
+ * register_kprobe() returns.  So a site that makes no claim, while
  * ftrace's nop is there untouched, is first armed with a breakpoint on the
  * nop's first byte, like any other site: the breakpoint handler runs its
  * probes as the ftrace handler would and resumes past the nop.
  * ftrace_lazy_work later hands all such sites to ftrace in one update of
- * the plain ops' filter.  Ftrace's own write takes the int3 over: it
+ * the carrier's filter.  Ftrace's own write takes the int3 over: it
  * expects its nop there, and kprobe_ftrace_yield() tells it the breakpoint
  * is ours to give up; ftrace then rewrites the site through
  * text_poke_bp(), whose own breakpoint handler emulates the new call, so
  * every call is seen, by one path or the other.  site->ftrace_bp says
  * where a site is in this (under text_mutex): KSITE_BP_OURS, our int3 is
- * there; KSITE_BP_YIELDED, ftrace took it over.  Another ftrace user that
- * enables the function in the meantime takes it over too; its call does
- * not reach our handler until the hand-off, which it therefore brings
- * forward to at once.
+ * there; KSITE_BP_YIELDED, ftrace took it over; KSITE_BP_HANDED, the
+ * carrier took it, and the breakpoint state ends with this batch.  A site
+ * that gains a post_handler meanwhile is handed off at once, before its
+ * claim: the claim's update would take the int3 over as well, and calls
+ * would then reach only the claim.  Another ftrace user that enables the
+ * function in the meantime takes it over too; its call does not reach
+ * our handler until the hand-off, which it therefore brings forward to at
+ * once.
  */
 static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
 
@@ -269,8 +267,7 @@ static void kprobe_ftrace_site_bp_drop(struct kprobe_site *s)
 
 /*
  * Sites of @batch armed by a breakpoint that kprobe_ftrace_sites_set_armed()
- * moved away from the plain ops (disarmed, or carried by the other ops
- * now) leave the breakpoint state.
+ * disarmed or handed to the carrier leave the breakpoint state.
  */
 void kprobe_ftrace_sites_bp_settle(struct list_head *batch)
 {
@@ -280,8 +277,8 @@ void kprobe_ftrace_sites_bp_settle(struct list_head *batch)
 		return;
 	kprobe_text_lock();
 	list_for_each_entry(s, batch, batch) {
-		if (s->ftrace_bp &&
-		    kprobe_ftrace_site_at(s) != KPROBE_FOPS_PLAIN)
+		if (s->ftrace_bp && (!(s->flags & KSITE_ARMED) ||
+				     s->ftrace_bp == KSITE_BP_HANDED))
 			kprobe_ftrace_site_bp_drop(s);
 	}
 	arch_kprobe_poke_finish();
@@ -298,14 +295,14 @@ static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
 		return;
 	kprobe_text_lock();
 	list_for_each_entry(s, batch, batch) {
-		if (!(s->flags & KSITE_FTRACE) ||
-		    kprobe_ftrace_site_at(s) != KPROBE_FOPS_NONE ||
-		    kprobe_ftrace_site_want(s, true) != KPROBE_FOPS_PLAIN ||
+		if (!(s->flags & KSITE_FTRACE) || (s->flags & KSITE_ARMED) ||
+		    KPROBE_FTRACE_IPMODIFY_ALWAYS ||
+		    kprobe_ftrace_site_want_claim(s) ||
 		    kprobe_ftrace_lazy_has((unsigned long)s->addr) ||
 		    !arch_kprobe_ftrace_bp(s, true))
 			continue;
 		s->ftrace_bp = KSITE_BP_OURS;
-		kprobe_ftrace_site_carry(s, KPROBE_FOPS_PLAIN);
+		kprobe_ftrace_site_carry(s, true);
 		n++;
 	}
 	if (n) {
@@ -339,8 +336,7 @@ static void kprobe_ftrace_bp_hand_off(void)
 			goto collected;
 	}
 collected:
-	err = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[KPROBE_FOPS_PLAIN], ips, n,
-				    true);
+	err = kprobe_ftrace_ops_set(&kprobe_ftrace_carrier, ips, n, true);
 	kfree(ips);
 	if (err) {
 		pr_warn("ftrace refused to take over %u entry probe(s): %d\n",
@@ -402,10 +398,10 @@ static void kprobe_ftrace_lazy_fn(struct work_struct *work)
 
 /*
  * kprobe_ftrace_sites_set_armed() without the memory to name the @n sites
- * that move.  Arming fails, every site left as it was.  Disarming may not
- * fail, or a site nobody probes would stay armed for good: the sites stop
- * counting hits, and ftrace keeps calling the handler for them, which
- * finds nothing to do.
+ * that change.  Arming fails, every site left as it was.  Disarming may
+ * not fail, or a site nobody probes would stay armed for good: the sites
+ * stop counting hits, and ftrace keeps calling the handler for them, which
+ * finds nothing to do (and a claim, which keeps a livepatch out).
  */
 static int kprobe_ftrace_sites_set_armed_nomem(struct list_head *batch,
 					       bool arm, unsigned int n)
@@ -415,16 +411,135 @@ static int kprobe_ftrace_sites_set_armed_nomem(struct list_head *batch,
 	if (arm)
 		return -ENOMEM;
 	list_for_each_entry(s, batch, batch) {
-		if (s->flags & KSITE_FTRACE)
-			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
+		if (!(s->flags & KSITE_FTRACE))
+			continue;
+		kprobe_ftrace_site_carry(s, false);
+		s->flags &= ~KSITE_FTRACE_CLAIM;
 	}
 	pr_warn("ftrace kept %u disarmed probe(s) in its filter: out of memory\n", n);
 	return 0;
 }
 
 /*
- * Arm (@arm) the ftrace sites of @batch in the ftrace_ops their probes
- * call for, moving those armed in the other one, or disarm them.  When
+ * The steps of kprobe_ftrace_sites_set_armed(), in their order: each is
+ * one filter update, of the ops it names, for the sites it takes.
+ */
+enum kprobe_ftrace_step {
+	KPROBE_FTRACE_HAND_OFF,	/* carrier: armed by a breakpoint, wants a claim */
+	KPROBE_FTRACE_CLAIM,	/* claim: wants one it has not got */
+	KPROBE_FTRACE_CARRY,	/* carrier: wants it, and has its claim if any */
+	KPROBE_FTRACE_UNCLAIM,	/* claim: has one it no longer wants */
+	KPROBE_FTRACE_UNCARRY,	/* carrier: in its filter, to be disarmed */
+};
+
+static bool kprobe_ftrace_step_takes(struct kprobe_site *s, bool arm,
+				     enum kprobe_ftrace_step step)
+{
+	bool claim = arm && kprobe_ftrace_site_want_claim(s);
+	bool claimed = s->flags & KSITE_FTRACE_CLAIM;
+	bool armed = s->flags & KSITE_ARMED;
+
+	if (!(s->flags & KSITE_FTRACE))
+		return false;
+	switch (step) {
+	case KPROBE_FTRACE_HAND_OFF:
+		return claim && kprobe_ftrace_site_pending(s);
+	case KPROBE_FTRACE_CLAIM:
+		return claim && !claimed && !kprobe_ftrace_site_pending(s);
+	case KPROBE_FTRACE_CARRY:
+		return arm && !armed && (!claim || claimed);
+	case KPROBE_FTRACE_UNCLAIM:
+		/* a claim whose carrier could not be had goes too */
+		return claimed && !(claim && armed);
+	case KPROBE_FTRACE_UNCARRY:
+		return !arm && armed && !kprobe_ftrace_site_pending(s);
+	}
+	return false;
+}
+
+/* ftrace refused @step for @n sites: say so. */
+static void kprobe_ftrace_step_failed(enum kprobe_ftrace_step step,
+				      unsigned int n, int err)
+{
+	switch (step) {
+	case KPROBE_FTRACE_HAND_OFF:
+		pr_warn("ftrace refused to take over %u entry probe(s): %d\n", n, err);
+		break;
+	case KPROBE_FTRACE_CLAIM:
+		pr_warn("ftrace refused to arm %u probe(s) with a post_handler: %d\n",
+			n, err);
+		break;
+	case KPROBE_FTRACE_CARRY:
+		pr_warn("ftrace refused to arm %u probe(s): %d\n", n, err);
+		break;
+	case KPROBE_FTRACE_UNCLAIM:
+	case KPROBE_FTRACE_UNCARRY:
+		/* Only allocation fails here: the sites stay in, unused. */
+		pr_warn("ftrace kept %u disarmed probe(s) in its filter\n", n);
+		break;
+	}
+}
+
+/* What @step, done, leaves @s as. */
+static void kprobe_ftrace_step_done(struct kprobe_site *s,
+				    enum kprobe_ftrace_step step)
+{
+	switch (step) {
+	case KPROBE_FTRACE_HAND_OFF:
+		s->ftrace_bp = KSITE_BP_HANDED;
+		break;
+	case KPROBE_FTRACE_CLAIM:
+		s->flags |= KSITE_FTRACE_CLAIM;
+		break;
+	case KPROBE_FTRACE_CARRY:
+		kprobe_ftrace_site_carry(s, true);
+		break;
+	case KPROBE_FTRACE_UNCLAIM:
+		s->flags &= ~KSITE_FTRACE_CLAIM;
+		break;
+	case KPROBE_FTRACE_UNCARRY:
+		kprobe_ftrace_site_carry(s, false);
+		break;
+	}
+}
+
+/*
+ * Do @step for the sites of @batch it takes, in one update of @kf's
+ * filter, with @ips room enough for their addresses.  A step that arms
+ * leaves its sites as they were when ftrace refuses; one that disarms
+ * does not fail: a site ftrace keeps in the filter is forgotten there.
+ */
+static int kprobe_ftrace_step(struct list_head *batch, bool arm,
+			      enum kprobe_ftrace_step step,
+			      struct kprobe_ftrace_ops *kf, unsigned long *ips)
+{
+	bool add = step <= KPROBE_FTRACE_CARRY;
+	struct kprobe_site *s;
+	unsigned int n = 0;
+	int err;
+
+	list_for_each_entry(s, batch, batch) {
+		if (kprobe_ftrace_step_takes(s, arm, step))
+			ips[n++] = (unsigned long)s->addr;
+	}
+	err = kprobe_ftrace_ops_set(kf, ips, n, add);
+	if (err)
+		kprobe_ftrace_step_failed(step, n, err);
+	if (err && add)
+		return err;
+	list_for_each_entry(s, batch, batch) {
+		if (kprobe_ftrace_step_takes(s, arm, step))
+			kprobe_ftrace_step_done(s, step);
+	}
+	return 0;
+}
+
+/*
+ * Arm (@arm) the ftrace sites of @batch, with the claim their probes call
+ * for, or disarm them.  A site armed by its breakpoint that now wants a
+ * claim goes to the carrier first (see "Entry probes go live at once").
+ * A site that is not armed yet makes its claim before the carrier takes
+ * it, so that it never runs a post_handler without the claim.  When
  * arming fails (another IPMODIFY user on the function, no memory) the
  * sites concerned stay as they were and the error is returned; disarming
  * does not fail.  Once ftrace is dead nothing reaches the handler any
@@ -432,98 +547,64 @@ static int kprobe_ftrace_sites_set_armed_nomem(struct list_head *batch,
  */
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 {
-	unsigned int nadd[KPROBE_FOPS_NR] = {}, ndel[KPROBE_FOPS_NR] = {};
-	unsigned long *ips, *add[KPROBE_FOPS_NR], *del[KPROBE_FOPS_NR];
-	int ret = 0, err[KPROBE_FOPS_NR] = {};
-	enum kprobe_fops_at at, want, i;
+	struct kprobe_ftrace_ops *carrier = &kprobe_ftrace_carrier;
+	struct kprobe_ftrace_ops *claim = &kprobe_ftrace_claim;
 	struct kprobe_site *s;
+	unsigned long *ips;
 	unsigned int n = 0;
+	int ret = 0;
 
 	if (arm)
 		kprobe_ftrace_sites_bp_arm(batch);
 	list_for_each_entry(s, batch, batch) {
-		if (!(s->flags & KSITE_FTRACE))
-			continue;
-		at = kprobe_ftrace_site_at(s);
-		want = kprobe_ftrace_site_want(s, arm);
-		if (at == want)
+		if (!(s->flags & KSITE_FTRACE) || kprobe_site_armed_as(s, arm))
 			continue;
 		if (READ_ONCE(kprobe_ftrace_disabled)) {
-			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
-			if (want != KPROBE_FOPS_NONE)
+			kprobe_ftrace_site_carry(s, false);
+			s->flags &= ~KSITE_FTRACE_CLAIM;
+			if (arm)
 				ret = -ENODEV;
 			continue;
 		}
-		/* armed by a breakpoint: never in a filter, nothing to update */
-		if (want == KPROBE_FOPS_NONE && s->ftrace_bp) {
-			kprobe_ftrace_site_carry(s, KPROBE_FOPS_NONE);
+		/* armed by a breakpoint: in no filter, nothing to update */
+		if (!arm && kprobe_ftrace_site_pending(s)) {
+			kprobe_ftrace_site_carry(s, false);
 			continue;
 		}
-		if (want != KPROBE_FOPS_NONE)
-			nadd[want]++;
-		if (at != KPROBE_FOPS_NONE)
-			ndel[at]++;
 		n++;
 	}
 	if (!n)
 		return ret;
-	ips = kmalloc_array(2 * n, sizeof(*ips), GFP_KERNEL);
+	ips = kmalloc_array(n, sizeof(*ips), GFP_KERNEL);
 	if (!ips)
 		return kprobe_ftrace_sites_set_armed_nomem(batch, arm, n);
-	/* Each moving site is added to one ops and taken out of one at most. */
-	add[KPROBE_FOPS_PLAIN] = ips;
-	add[KPROBE_FOPS_IPMOD] = ips + nadd[KPROBE_FOPS_PLAIN];
-	del[KPROBE_FOPS_PLAIN] = ips + n;
-	del[KPROBE_FOPS_IPMOD] = ips + n + ndel[KPROBE_FOPS_PLAIN];
 
-	/* In first: a moving site is then carried by both for a while. */
-	memset(nadd, 0, sizeof(nadd));
-	list_for_each_entry(s, batch, batch) {
-		want = kprobe_ftrace_site_want(s, arm);
-		if (!(s->flags & KSITE_FTRACE) || want == KPROBE_FOPS_NONE ||
-		    kprobe_ftrace_site_at(s) == want)
-			continue;
-		/* still in the plain ops' filter: nothing to update */
-		if (want == KPROBE_FOPS_PLAIN && kprobe_ftrace_lazy_get((unsigned long)s->addr))
-			continue;
-		add[want][nadd[want]++] = (unsigned long)s->addr;
-	}
-	for (i = KPROBE_FOPS_PLAIN; i < KPROBE_FOPS_NR; i++)
-		err[i] = kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], add[i], nadd[i], true);
-
-	/*
-	 * Then site->fops, which says which ops counts, and out of the old
-	 * ops.  A site that could not go into its new ops stays as it was.
-	 */
-	memset(ndel, 0, sizeof(ndel));
-	list_for_each_entry(s, batch, batch) {
-		if (!(s->flags & KSITE_FTRACE))
-			continue;
-		at = kprobe_ftrace_site_at(s);
-		want = kprobe_ftrace_site_want(s, arm);
-		if (at == want || (want != KPROBE_FOPS_NONE && err[want]))
-			continue;
-		kprobe_ftrace_site_carry(s, want);
-		/* armed by a breakpoint: not in the plain ops' filter */
-		if (s->ftrace_bp)
-			continue;
-		if (at == KPROBE_FOPS_PLAIN && kprobe_ftrace_lazy_add((unsigned long)s->addr))
-			continue;
-		if (at != KPROBE_FOPS_NONE)
-			del[at][ndel[at]++] = (unsigned long)s->addr;
-	}
-	for (i = KPROBE_FOPS_PLAIN; i < KPROBE_FOPS_NR; i++) {
-		/* Only allocation can fail here: the sites stay in, unused. */
-		if (kprobe_ftrace_ops_set(&kprobe_ftrace_ops[i], del[i], ndel[i], false))
-			pr_warn("ftrace kept %u disarmed probe(s) in its filter\n",
-				ndel[i]);
-		if (err[i]) {
-			pr_warn("ftrace refused to arm %u probe(s)%s: %d\n",
-				nadd[i], i == KPROBE_FOPS_IPMOD ?
-				" with a post_handler" : "", err[i]);
-			ret = err[i];
+	if (arm) {
+		ret = kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_HAND_OFF,
+					 carrier, ips) ?: ret;
+		ret = kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_CLAIM,
+					 claim, ips) ?: ret;
+		/* An address still in the carrier's filter needs no update. */
+		list_for_each_entry(s, batch, batch) {
+			if (!KPROBE_FTRACE_IPMODIFY_ALWAYS &&
+			    kprobe_ftrace_step_takes(s, arm, KPROBE_FTRACE_CARRY) &&
+			    kprobe_ftrace_lazy_get((unsigned long)s->addr))
+				kprobe_ftrace_site_carry(s, true);
+		}
+		ret = kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_CARRY,
+					 carrier, ips) ?: ret;
+	} else {
+		/* A disarmed address may stay in the carrier's filter a while. */
+		list_for_each_entry(s, batch, batch) {
+			if (!KPROBE_FTRACE_IPMODIFY_ALWAYS &&
+			    kprobe_ftrace_step_takes(s, arm, KPROBE_FTRACE_UNCARRY) &&
+			    kprobe_ftrace_lazy_add((unsigned long)s->addr))
+				kprobe_ftrace_site_carry(s, false);
 		}
 	}
+	kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_UNCLAIM, claim, ips);
+	if (!arm)
+		kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_UNCARRY, carrier, ips);
 	kfree(ips);
 	return ret;
 }

@@ -51,12 +51,14 @@ struct module;
 #define KSITE_OPT_NEVER	 BIT(18) /* the backend refused to optimize it */
 #define KSITE_OPT_DETOUR BIT(19) /* has a detour: freed like OOL text */
 #define KSITE_OPT_JUMPED BIT(20) /* its jump was written: see unregister */
+#define KSITE_FTRACE_CLAIM BIT(21) /* in the claim ops' filter (ftrace.c) */
 
 /* kprobe_site.ftrace_bp (ftrace.c, "Entry probes go live at once") */
 enum {
 	KSITE_BP_NONE,
 	KSITE_BP_OURS,		/* our int3 on ftrace's nop */
 	KSITE_BP_YIELDED,	/* ftrace's write took it over */
+	KSITE_BP_HANDED,	/* in the carrier's filter now; this batch ends it */
 };
 
 /* Every site in the hash, in no particular order; kprobe_mutex held. */
@@ -149,28 +151,17 @@ void kprobe_reserved_add_module(struct module *mod);
 void kprobe_reserved_remove_module(struct module *mod);
 
 /* ---- ftrace.c: sites carried by ftrace (CONFIG_KPROBES_ON_FTRACE) -- */
-/* Should ftrace site @s, armed, be in the ops that may change regs->ip? */
-static inline bool kprobe_ftrace_site_want_ipmod(struct kprobe_site *s)
+/* Should ftrace site @s, armed, claim IPMODIFY on its function? */
+static inline bool kprobe_ftrace_site_want_claim(struct kprobe_site *s)
 {
-	return KPROBE_FTRACE_IPMODIFY_ALWAYS || (s->flags & KSITE_POST);
+	return !KPROBE_FTRACE_IPMODIFY_ALWAYS && (s->flags & KSITE_POST);
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
-/* Is ftrace site @s in the ops that may change regs->ip? */
-static inline bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
-{
-	return s->fops && (s->fops->flags & FTRACE_OPS_FL_IPMODIFY);
-}
-
 void kprobe_ftrace_lazy_flush(void);
 void kprobe_ftrace_sites_bp_settle(struct list_head *batch);
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm);
 #else
-static inline bool kprobe_ftrace_site_ipmod(struct kprobe_site *s)
-{
-	return false;
-}
-
 static inline void kprobe_ftrace_lazy_flush(void) { }
 static inline void kprobe_ftrace_sites_bp_settle(struct list_head *batch) { }
 

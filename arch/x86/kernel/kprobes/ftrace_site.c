@@ -4,9 +4,9 @@
  *
  * A probe on a function's fentry call site cannot use a breakpoint: ftrace
  * owns those five bytes.  The core instead filters an ftrace_ops to such
- * sites (one with IPMODIFY for sites with a post_handler, one without for
- * the others), and ftrace calls the handler below from ftrace_regs_caller
- * with a full pt_regs.  There is nothing to step: the "probed
+ * sites (and a second one, which only claims IPMODIFY, to those with a
+ * post_handler), and ftrace calls the handler below from
+ * ftrace_regs_caller with a full pt_regs.  There is nothing to step: the "probed
  * instruction" is ftrace's own nop, and executing it means going on at
  * the next instruction.
  *
@@ -166,10 +166,10 @@ NOKPROBE_SYMBOL(kx_ftrace_bp_handler);
  * @fregs: the saved registers
  *
  * Runs the site's handlers like a breakpoint hit would, or counts a miss
- * when this CPU is already inside a probe.  A site moving from one of the
- * two ftrace_ops to the other is briefly in both: only the one s->fops
- * names counts.  Does nothing once ftrace has been declared dead
- * (kprobe_ftrace_kill()).
+ * when this CPU is already inside a probe.  Calls for a site that is no
+ * longer armed (s->fops is NULL) are ignored: its address may stay in
+ * the filter a while after.  Does nothing once ftrace has been declared
+ * dead (kprobe_ftrace_kill()).
  *
  * Recursion needs no lock of its own here: everything this runs before
  * current_kprobe is set is NOKPROBE (no probe of ours can be on it), and
@@ -193,7 +193,7 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	/* Then: the ops that carries the site, old or new while it moves. */
+	/* Then: the site is armed, carried by this ops. */
 	if (unlikely(!s || data_race(s->fops) != ops))
 		goto out;
 

@@ -884,10 +884,10 @@ static int kpk_pre_divert(struct kprobe *kp, struct pt_regs *regs)
 
 /*
  * Where the kernel has kprobes on ftrace, the entry of kpt_ret_a is an
- * ftrace site (the list says [FTRACE]).  With a post_handler the probe is
- * carried by the ftrace_ops that claims IPMODIFY; without one by the
- * other ops, which must honour the redirection just the same (as
- * fail_function and BPF's override rely on).  Elsewhere (arm64) the entry
+ * ftrace site (the list says [FTRACE]).  Either way the probe is carried
+ * by kprobes' ftrace_ops, which must honour the redirection (as
+ * fail_function and BPF's override rely on); with a post_handler a
+ * second ops claims IPMODIFY on the function.  Elsewhere (arm64) the entry
  * is a breakpoint site; without a post_handler, where the kernel
  * optimizes probes, the case waits until it is [OPTIMIZED]: the jump's
  * detour must honour the redirection too, except a bridged backend's,

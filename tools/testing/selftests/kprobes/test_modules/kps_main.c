@@ -42,6 +42,9 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#ifdef CONFIG_X86
+#include <asm/text-patching.h>
+#endif
 #include "kprobes_stress.h"
 #include "kprobes_target.h"
 
@@ -468,9 +471,9 @@ static void kps_cycle(struct kps_ctx *ctx, unsigned int iter)
 /*
  * Register a probe that stays for the whole case; NULL on failure.  It
  * has a post_handler (where the kernel can take one there): a
- * function entry is then carried by the ftrace_ops that claims IPMODIFY
- * whatever the probes that come and go have, so ftrace never repatches
- * its call site under the callers.
+ * function entry then keeps both kprobes' ftrace_ops, the carrier and
+ * the IPMODIFY claim, whatever the probes that come and go have, so
+ * ftrace never repatches its call site under the callers.
  */
 static struct kps_probe *kps_resident(struct kps_ctx *ctx, int target)
 {
@@ -895,6 +898,100 @@ static void kps_ftrace_post_join(struct kunit *test)
 	kps_expect_silent(ctx);
 }
 
+#ifdef CONFIG_KRETPROBES
+/*
+ * kps_ftrace_claim_join: who calls the target from inside ftrace's filter
+ * updates, and how often.
+ */
+static struct task_struct *kps_join_task;
+static int kps_join_target;
+static atomic_t kps_join_calls;
+static atomic_t kps_join_bad;
+
+/* Back from a filter update: the text change is done, kprobes' is not. */
+static int kps_join_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int t = READ_ONCE(kps_join_target);
+
+	if (current != READ_ONCE(kps_join_task))
+		return 0;
+	atomic_inc(&kps_join_calls);
+	if (kps_fns[t](6) != kps_fn_want(t, 6))
+		atomic_inc(&kps_join_bad);
+	return 0;
+}
+
+static struct kretprobe kps_join_rps[] = {
+	{ .kp.symbol_name = "ftrace_set_filter_ips", .handler = kps_join_ret },
+	{ .kp.symbol_name = "register_ftrace_function", .handler = kps_join_ret },
+};
+
+/*
+ * A probe on a function's entry, still armed by its breakpoint, is joined
+ * by one with a post handler: the function's calls reach the first probe,
+ * or count as missed, all through the second one's registration.  Return
+ * probes on ftrace's filter updates call the function at the end of each,
+ * after its text change and before anything kprobes does next; being
+ * nested in a return handler, each such call is a miss, never nothing.
+ */
+static void kps_ftrace_claim_join(struct kunit *test)
+{
+	struct kps_ctx *ctx = test->priv;
+	struct kretprobe *rps[ARRAY_SIZE(kps_join_rps)];
+	int t = KPS_T_FN0 + 2;
+	struct kps_probe *a, *b;
+	unsigned long calls, seen;
+	int i;
+
+	if (kps_upstream)
+		kunit_skip(test,
+			   "upstream 6.12 leaves the first probe armed (disarms through the wrong ftrace_ops)");
+	for (i = 0; i < ARRAY_SIZE(rps); i++)
+		rps[i] = &kps_join_rps[i];
+	WRITE_ONCE(kps_join_target, t);
+	atomic_set(&kps_join_calls, 0);
+	atomic_set(&kps_join_bad, 0);
+	KUNIT_ASSERT_EQ(test, register_kretprobes(rps, ARRAY_SIZE(rps)), 0);
+
+	a = kps_new(ctx, t, false, false);
+	b = kps_new(ctx, t, true, false);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
+#if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
+	/* Armed by an int3 on ftrace's nop until the hand-off. */
+	KUNIT_EXPECT_EQ_MSG(test, *(u8 *)kps_fns[t], (u8)INT3_INSN_OPCODE,
+			    "the first probe is not armed by its breakpoint: nothing to test");
+#endif
+	WRITE_ONCE(kps_join_task, current);
+	KUNIT_EXPECT_EQ(test, register_kprobe(&b->kp), 0);
+	WRITE_ONCE(kps_join_task, NULL);
+	unregister_kretprobes(rps, ARRAY_SIZE(rps));
+
+	calls = atomic_read(&kps_join_calls);
+	seen = atomic_read(&kps_hits[a->id]) + a->kp.nmissed;
+	kunit_info(test, "%lu calls during the join: %d hits, %lu missed\n",
+		   calls, atomic_read(&kps_hits[a->id]), a->kp.nmissed);
+	KUNIT_EXPECT_GT_MSG(test, calls, 0UL, "no filter update ran");
+	KUNIT_EXPECT_EQ(test, atomic_read(&kps_join_bad), 0);
+	KUNIT_EXPECT_EQ_MSG(test, seen, calls,
+			    "calls lost: neither a hit nor a miss of the first probe");
+
+	/* Both probes, pre and post, from now on. */
+	KUNIT_EXPECT_EQ(test, kps_fns[t](7), kps_fn_want(t, 7));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kps_hits[a->id]) + a->kp.nmissed, seen + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kps_hits[b->id]), 2);
+	kps_unregister(ctx, &b, 1);
+	kps_unregister(ctx, &a, 1);
+	kps_expect_silent(ctx);
+}
+#else
+static void kps_ftrace_claim_join(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_KRETPROBES");
+}
+#endif
+
 static int kps_init(struct kunit *test)
 {
 	struct kps_ctx *ctx = &kps_ctx;
@@ -968,6 +1065,7 @@ static void kps_irq(struct kunit *test)
 
 static struct kunit_case kps_cases[] = {
 	KUNIT_CASE(kps_ftrace_post_join),
+	KUNIT_CASE(kps_ftrace_claim_join),
 	KUNIT_CASE_SLOW(kps_threads),
 	KUNIT_CASE_SLOW(kps_threads_patching),
 	KUNIT_CASE_SLOW(kps_irq),
