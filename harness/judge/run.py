@@ -46,6 +46,7 @@ EXPECT_UPSTREAM = os.path.join(HERE, '..', 'expected-upstream')
 # logs (above) empties this list.
 ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_swpan',
                   'kunit:kprobes_handlers.kpk_ftrace_disarm_nomem',
+                  'kunit:kprobes_handlers.kpk_ftrace_handoff_nomem',
                   'kunit:kprobes_handlers.kpk_post_owed',
                   'kunit:kprobes_handlers.kpk_post_owed_after_opt',
                   'kunit:kprobes_handlers.kpk_step_watchpoint',

@@ -262,10 +262,15 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 /* ftrace died (kprobe_ftrace_kill()): the ftrace handler must do nothing. */
 extern bool kprobe_ftrace_disabled;
 void kprobe_ftrace_kill(void);
-bool kprobe_ftrace_yield(unsigned long ip);
+bool kprobe_ftrace_owns(unsigned long ip);
+bool kprobe_ftrace_hold(unsigned long ip, const void *insn);
 #else
 static inline void kprobe_ftrace_kill(void) { }
-static inline bool kprobe_ftrace_yield(unsigned long ip) { return false; }
+static inline bool kprobe_ftrace_owns(unsigned long ip) { return false; }
+static inline bool kprobe_ftrace_hold(unsigned long ip, const void *insn)
+{
+	return false;
+}
 #endif
 
 #else /* !CONFIG_KPROBES */
@@ -324,7 +329,11 @@ static inline int kprobe_get_kallsym(unsigned int symnum, unsigned long *value,
 
 static inline void kprobe_free_init_mem(void) { }
 static inline void kprobe_ftrace_kill(void) { }
-static inline bool kprobe_ftrace_yield(unsigned long ip) { return false; }
+static inline bool kprobe_ftrace_owns(unsigned long ip) { return false; }
+static inline bool kprobe_ftrace_hold(unsigned long ip, const void *insn)
+{
+	return false;
+}
 
 #endif /* CONFIG_KPROBES */
 

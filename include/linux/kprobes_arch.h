@@ -162,12 +162,24 @@ void arch_kprobe_poke_finish(void);
 /*
  * An ftrace site (KSITE_FTRACE) armed by a breakpoint until ftrace carries
  * it: write the breakpoint on the first byte of ftrace's nop at s->addr,
- * or (!arm) put the nop's byte back.  False, and nothing written, when the
- * text there is not the nop (or the breakpoint) expected.  Same rules as
+ * or (!arm) put back the first byte of what ftrace wrote behind it (its
+ * nop, or the call arch_kprobe_ftrace_hold() kept).  False, and nothing
+ * written, when the text there is not what is expected.  Same rules as
  * arch_kprobe_poke(); a hit on that breakpoint runs the site's probes as
  * the ftrace handler would.
  */
 bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm);
+
+/*
+ * Ftrace is about to write @insn (its nop, or a call) over the ftrace
+ * site @s while our breakpoint arms it (kprobe_ftrace_hold()).  Keep the
+ * breakpoint: write the rest of @insn behind it, and from now on make,
+ * after the probes' handlers, the call @insn makes (none for the nop).
+ * arch_kprobe_ftrace_bp(s, false) then puts back the first byte of @insn.
+ * False, and nothing written, if that cannot be done.  Caller holds
+ * text_mutex.
+ */
+bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn);
 
 /* Add the architecture's own forbidden ranges with kprobe_add_area_blacklist(). */
 int arch_populate_kprobe_blacklist(void);

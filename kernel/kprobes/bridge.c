@@ -238,6 +238,11 @@ bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 	return false;
 }
 
+bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
+{
+	return false;
+}
+
 /*
  * Slot pages stay as execmem_alloc() made them where the backend writes
  * its slots with plain stores.  s390's execmem pages are not executable;

@@ -231,21 +231,31 @@ static bool kprobe_ftrace_site_pending(struct kprobe_site *s)
  * probes as the ftrace handler would and resumes past the nop.
  * ftrace_lazy_work later hands all such sites to ftrace in one update of
  * the carrier's filter.  Ftrace's own write takes the int3 over: it
- * expects its nop there, and kprobe_ftrace_yield() tells it the breakpoint
- * is ours to give up; ftrace then rewrites the site through
- * text_poke_bp(), whose own breakpoint handler emulates the new call, so
- * every call is seen, by one path or the other.  site->ftrace_bp says
- * where a site is in this (under text_mutex): KSITE_BP_OURS, our int3 is
- * there; KSITE_BP_YIELDED, ftrace took it over; KSITE_BP_HANDED, the
- * carrier took it, and the breakpoint state ends with this batch.  A site
- * that gains a post_handler meanwhile is handed off at once, before its
- * claim: the claim's update would take the int3 over as well, and calls
- * would then reach only the claim.  Another ftrace user that enables the
- * function in the meantime takes it over too; its call does not reach
- * our handler until the hand-off, which it therefore brings forward to at
- * once.
+ * expects its nop there, kprobe_ftrace_owns() vouches for the breakpoint,
+ * and ftrace rewrites the site through text_poke_bp(), whose own
+ * breakpoint handler emulates the new call, so every call is seen, by one
+ * path or the other.
+ *
+ * Another ftrace user's update of the function meanwhile (a tracer, a
+ * livepatch, a BPF trampoline) leaves the breakpoint where it is
+ * (kprobe_ftrace_hold()): the backend writes the rest of ftrace's new
+ * instruction behind it, and its handler makes that call after the
+ * probes'.  That user sees every call, the probe too, whether the user
+ * comes, goes, or stays past the hand-off.  A pre_handler that redirects
+ * the call wins: the other user misses that one, as it would behind a
+ * livepatch.  A hand-off that fails is retried later, and the breakpoint
+ * keeps working meanwhile.
+ *
+ * site->ftrace_bp says where a site is in this (under text_mutex):
+ * KSITE_BP_OURS, our int3 is there; KSITE_BP_YIELDED, ftrace wrote over it
+ * (the backend could not hold it); KSITE_BP_HANDED, the carrier took it,
+ * and the breakpoint state ends with this batch.  A site that gains a
+ * post_handler meanwhile is handed off at once, before its claim, so that
+ * it never makes a claim while ftrace does not carry it.
  */
 static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
+/* The task whose ftrace update hands such sites over (under kprobe_mutex). */
+static struct task_struct *kprobe_ftrace_updater;
 
 /*
  * @s, armed by a breakpoint, leaves that state: ftrace carries it now, or
@@ -336,7 +346,9 @@ static void kprobe_ftrace_bp_hand_off(void)
 			goto collected;
 	}
 collected:
+	WRITE_ONCE(kprobe_ftrace_updater, current);
 	err = kprobe_ftrace_ops_set(&kprobe_ftrace_carrier, ips, n, true);
+	WRITE_ONCE(kprobe_ftrace_updater, NULL);
 	kfree(ips);
 	if (err) {
 		pr_warn("ftrace refused to take over %u entry probe(s): %d\n",
@@ -361,31 +373,64 @@ retry:
 }
 
 /**
- * kprobe_ftrace_yield() - ftrace found an int3 where it expects its nop
+ * kprobe_ftrace_owns() - ftrace found an int3 where it expects its own code
  * @ip: the ftrace call site
  *
- * Called by ftrace, under text_mutex, as it is about to rewrite @ip: is
- * the breakpoint there one that kprobes armed on ftrace's nop ("Entry
- * probes go live at once", section 4)?  If so, it is ftrace's from now on.
+ * Called by ftrace, under text_mutex, as it checks @ip before an update:
+ * is the breakpoint there one that kprobes armed on ftrace's nop ("Entry
+ * probes go live at once")?  If so, kprobe_ftrace_hold() answers for the
+ * write that follows.
  *
- * Return: true if it was ours and ftrace may write over it.
+ * Return: true if the breakpoint is kprobes'.
  */
-bool kprobe_ftrace_yield(unsigned long ip)
+bool kprobe_ftrace_owns(unsigned long ip)
 {
 	struct kprobe_site *s;
-	bool ours = false;
+	bool ours;
 
 	lockdep_assert_held(&text_mutex);
 	rcu_read_lock();
 	s = kprobe_site_find(ip);
-	if (s && s->ftrace_bp == KSITE_BP_OURS) {
-		s->ftrace_bp = KSITE_BP_YIELDED;
-		ours = true;
-		/* Someone else's update: let ours carry the probe at once. */
-		mod_delayed_work(system_wq, &ftrace_lazy_work, 0);
-	}
+	ours = s && s->ftrace_bp == KSITE_BP_OURS;
 	rcu_read_unlock();
 	return ours;
+}
+
+/**
+ * kprobe_ftrace_hold() - ftrace is about to write over kprobes' breakpoint
+ * @ip: the ftrace call site
+ * @insn: what ftrace writes there (its nop, or a call)
+ *
+ * Called by ftrace, under text_mutex, for a site kprobe_ftrace_owns()
+ * vouched for.  Until the hand-off, the breakpoint stays: the backend
+ * writes the rest of @insn behind it, and the breakpoint's handler,
+ * after the probes', makes the call @insn makes.  So another ftrace user
+ * that enables the function meanwhile gets every call too, and the probe
+ * loses none when that user leaves.  The hand-off's own update
+ * (kprobe_ftrace_updater) is written by ftrace.  Should the backend fail,
+ * ftrace's write takes the breakpoint over, and the hand-off comes at
+ * once.
+ *
+ * Return: true if ftrace is to leave @ip alone (its record is updated).
+ */
+bool kprobe_ftrace_hold(unsigned long ip, const void *insn)
+{
+	struct kprobe_site *s;
+	bool held = false;
+
+	lockdep_assert_held(&text_mutex);
+	rcu_read_lock();
+	s = kprobe_site_find(ip);
+	if (s && s->ftrace_bp == KSITE_BP_OURS &&
+	    current != READ_ONCE(kprobe_ftrace_updater)) {
+		held = arch_kprobe_ftrace_hold(s, insn);
+		if (!held) {
+			s->ftrace_bp = KSITE_BP_YIELDED;
+			mod_delayed_work(system_wq, &ftrace_lazy_work, 0);
+		}
+	}
+	rcu_read_unlock();
+	return held;
 }
 
 static void kprobe_ftrace_lazy_fn(struct work_struct *work)
@@ -486,7 +531,11 @@ static void kprobe_ftrace_step_done(struct kprobe_site *s,
 {
 	switch (step) {
 	case KPROBE_FTRACE_HAND_OFF:
-		s->ftrace_bp = KSITE_BP_HANDED;
+		/*
+		 * Not under text_mutex: ftrace's call is in place of the
+		 * int3 by now, so its hooks never look at this site again.
+		 */
+		WRITE_ONCE(s->ftrace_bp, KSITE_BP_HANDED);
 		break;
 	case KPROBE_FTRACE_CLAIM:
 		s->flags |= KSITE_FTRACE_CLAIM;
@@ -580,8 +629,10 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 		return kprobe_ftrace_sites_set_armed_nomem(batch, arm, n);
 
 	if (arm) {
+		WRITE_ONCE(kprobe_ftrace_updater, current);
 		ret = kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_HAND_OFF,
 					 carrier, ips) ?: ret;
+		WRITE_ONCE(kprobe_ftrace_updater, NULL);
 		ret = kprobe_ftrace_step(batch, arm, KPROBE_FTRACE_CLAIM,
 					 claim, ips) ?: ret;
 		/* An address still in the carrier's filter needs no update. */

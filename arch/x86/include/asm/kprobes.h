@@ -58,6 +58,9 @@ struct pt_regs;
  * it needs to do so.  @target is the absolute destination of a relative
  * branch, or the constant part of an indirect branch's memory operand
  * (its displacement, or the absolute address of a RIP-relative operand).
+ * On an ftrace site (KX_FTRACE) armed by its breakpoint, @target is the
+ * call ftrace wrote behind it (arch_kprobe_ftrace_hold()), or 0 for its
+ * nop: read by hits, written under text_mutex.
  * @base and @index name general registers in hardware order (0 = %rax,
  * 4 = %rsp, 8 = %r8 ...) or are 0xff when absent; @cc is the jcc condition,
  * the loop opcode, or the scale of an indirect operand.

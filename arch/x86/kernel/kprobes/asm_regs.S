@@ -161,18 +161,27 @@
  * The body of code reached by a call whose return address is also where
  * the context resumes unless a handler says otherwise (step_entry.S,
  * ftrace_entry.S): save the context with regs->ip that return address,
- * call \handler with the pt_regs, then return to whatever regs->ip holds.
+ * call \handler with the pt_regs (KX_CALL_WITH_REGS), then return to
+ * whatever regs->ip holds (KX_RESUME_AT_IP).
  */
-.macro KX_CALL_AND_RESUME_AT_IP handler
+.macro KX_CALL_WITH_REGS handler
 	KX_ENTER_FROM_SLOT
 	mov	PTREGS_SIZE(%_ASM_SP), %_ASM_AX
 	mov	%_ASM_AX, KX_PT_IP(%_ASM_SP)
 	mov	%_ASM_SP, %_ASM_ARG1
 	KX_UNWIND_HINT_REGS
 	call	\handler
+.endm
+
+.macro KX_RESUME_AT_IP
 	mov	KX_PT_IP(%_ASM_SP), %_ASM_AX
 	mov	%_ASM_AX, PTREGS_SIZE(%_ASM_SP)
 	KX_RETURN_TO_SLOT_CALLER
+.endm
+
+.macro KX_CALL_AND_RESUME_AT_IP handler
+	KX_CALL_WITH_REGS \handler
+	KX_RESUME_AT_IP
 .endm
 
 #endif /* _X86_KPROBES_ASM_REGS_S */

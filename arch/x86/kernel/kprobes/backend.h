@@ -53,7 +53,7 @@ enum {
 #ifdef CONFIG_KPROBES_ON_FTRACE
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs);
 void kx_ftrace_bp_entry(void);
-void kx_ftrace_bp_handler(struct pt_regs *regs);
+unsigned long kx_ftrace_bp_handler(struct pt_regs *regs);
 #else
 static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 {

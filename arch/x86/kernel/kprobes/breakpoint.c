@@ -312,6 +312,11 @@ int arch_populate_kprobe_blacklist(void)
 
 /* Did this batch write anything?  Protected by text_mutex. */
 static bool kx_batch_dirty;
+/*
+ * Of those: an int3 on an ftrace site's nop (arch_kprobe_ftrace_bp()), or
+ * bytes behind one (arch_kprobe_ftrace_hold()).
+ */
+static bool kx_ftrace_bp_dirty, kx_tail_dirty;
 
 /**
  * arch_kprobe_poke - plant or remove the breakpoint of a site
@@ -339,10 +344,34 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
+/* What ftrace last wrote at ftrace site @s, behind our breakpoint. */
+static void kx_ftrace_insn(struct kprobe_site *s, u8 *insn)
+{
+	if (s->arch.target)
+		memcpy(insn, text_gen_insn(CALL_INSN_OPCODE, s->addr,
+					   (void *)s->arch.target), KX_FENTRY_SIZE);
+	else
+		memcpy(insn, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE);
+}
+
+/* Is what follows the first byte at @s what ftrace last wrote there? */
+static bool kx_ftrace_tail_is(struct kprobe_site *s, u8 first)
+{
+	u8 cur[KX_FENTRY_SIZE], insn[KX_FENTRY_SIZE];
+
+	kx_ftrace_insn(s, insn);
+	return !(s->flags & KSITE_GONE) &&
+	       !copy_from_kernel_nofault(cur, s->addr, KX_FENTRY_SIZE) &&
+	       cur[0] == first &&
+	       !memcmp(cur + 1, insn + 1, KX_FENTRY_SIZE - 1);
+}
+
 /**
  * arch_kprobe_ftrace_bp - arm an ftrace site with a breakpoint, or disarm it
  * @s: the site, on a function's ftrace call site
- * @arm: write the breakpoint (true) or put the nop's first byte back
+ * @arm: write the breakpoint (true), or put back the first byte of what
+ *	 ftrace wrote behind it (its nop, or a call arch_kprobe_ftrace_hold()
+ *	 kept)
  *
  * Only over ftrace's nop, untouched (or our breakpoint on it): anything
  * else there belongs to ftrace.  Caller holds text_mutex.
@@ -351,19 +380,65 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
  */
 bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 {
-	const u8 *nop = x86_nops[KX_FENTRY_SIZE];
-	u8 cur[KX_FENTRY_SIZE];
-	u8 old = arm ? nop[0] : INT3_INSN_OPCODE;
-	u8 byte = arm ? INT3_INSN_OPCODE : nop[0];
+	u8 insn[KX_FENTRY_SIZE], old, byte;
+	bool ok;
 
 	lockdep_assert_held(&text_mutex);
-	if ((s->flags & KSITE_GONE) ||
-	    copy_from_kernel_nofault(cur, s->addr, KX_FENTRY_SIZE) ||
-	    cur[0] != old || memcmp(cur + 1, nop + 1, KX_FENTRY_SIZE - 1))
+	kx_ftrace_insn(s, insn);
+	old = arm ? insn[0] : INT3_INSN_OPCODE;
+	byte = arm ? INT3_INSN_OPCODE : insn[0];
+	ok = kx_ftrace_tail_is(s, old);
+	if (ok) {
+		/* A tail written behind the breakpoint is seen everywhere first. */
+		if (!arm && kx_tail_dirty)
+			arch_kprobe_poke_finish();
+		text_poke(s->addr, &byte, INT3_INSN_SIZE);
+		perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte,
+				     INT3_INSN_SIZE);
+		kx_batch_dirty = true;
+		kx_ftrace_bp_dirty |= arm;
+	}
+	if (!arm)
+		WRITE_ONCE(s->arch.target, 0);
+	return ok;
+}
+
+/**
+ * arch_kprobe_ftrace_hold - ftrace writes behind our breakpoint
+ * @s: the ftrace site, armed by its breakpoint
+ * @insn: the five bytes ftrace is about to write there: its nop or a call
+ *
+ * Writes @insn but its first byte, and has the breakpoint's handler make
+ * the call from now on (kx_ftrace_bp_handler()).  Caller holds text_mutex.
+ *
+ * Return: true if done; false, and nothing written, for anything but the
+ * nop or a call, or when the text is not what ftrace last wrote.
+ */
+bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
+{
+	const u8 *new = insn;
+	u8 was[KX_FENTRY_SIZE];
+	unsigned long target = 0;
+	s32 rel;
+
+	lockdep_assert_held(&text_mutex);
+	memcpy(&rel, new + 1, sizeof(rel));
+	if (new[0] == CALL_INSN_OPCODE)
+		target = (unsigned long)s->addr + KX_FENTRY_SIZE + rel;
+	else if (memcmp(new, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE))
 		return false;
-	text_poke(s->addr, &byte, INT3_INSN_SIZE);
-	perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte, INT3_INSN_SIZE);
+	if (!kx_ftrace_tail_is(s, INT3_INSN_OPCODE))
+		return false;
+	kx_ftrace_insn(s, was);
+	/* A CPU still running the instruction the int3 replaced is done first. */
+	if (kx_ftrace_bp_dirty)
+		arch_kprobe_poke_finish();
+	text_poke(s->addr + 1, new + 1, KX_FENTRY_SIZE - 1);
+	perf_event_text_poke(s->addr + 1, was + 1, KX_FENTRY_SIZE - 1, new + 1,
+			     KX_FENTRY_SIZE - 1);
 	kx_batch_dirty = true;
+	kx_tail_dirty = true;
+	WRITE_ONCE(s->arch.target, target);
 	return true;
 }
 #endif
@@ -379,6 +454,8 @@ void arch_kprobe_poke_finish(void)
 	if (!kx_batch_dirty)
 		return;
 	kx_batch_dirty = false;
+	kx_ftrace_bp_dirty = false;
+	kx_tail_dirty = false;
 	text_poke_sync();
 }
 

@@ -11,7 +11,11 @@
  * leave it.  We save the context as a struct pt_regs, with regs->ip that
  * address, and call kx_ftrace_bp_handler().  Whatever regs->ip holds
  * afterwards (a handler may redirect the call) is where RET goes, once
- * flags and general registers are reloaded.
+ * flags and general registers are reloaded.  Unless the handler returns
+ * the target of a call that ftrace wrote behind the breakpoint for
+ * another ftrace user: that call is made then, as from the site, by
+ * RET into the target with the return address past the site below it,
+ * the stack a call from the site would leave.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -25,6 +29,17 @@
 SYM_CODE_START(kx_ftrace_bp_entry)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
-	KX_CALL_AND_RESUME_AT_IP kx_ftrace_bp_handler
+	KX_CALL_WITH_REGS kx_ftrace_bp_handler
+	test	%_ASM_AX, %_ASM_AX
+	jnz	.Lkx_ftrace_call_held
+	KX_RESUME_AT_IP
+.Lkx_ftrace_call_held:
+	/* The target in the pt_regs' last word, which RET pops. */
+	mov	%_ASM_AX, PTREGS_SIZE - KX_WORD(%_ASM_SP)
+	KX_LOAD_FLAGS
+	KX_LOAD_GPRS
+	lea	PTREGS_SIZE - KX_WORD(%_ASM_SP), %_ASM_SP
+	UNWIND_HINT_FUNC
+	RET
 SYM_CODE_END(kx_ftrace_bp_entry)
 	.popsection

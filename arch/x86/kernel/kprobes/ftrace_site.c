@@ -125,15 +125,22 @@ static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
  * be, to kx_ftrace_bp_entry (ftrace_entry.S), which runs them in the
  * probed context as the ftrace handler does.  Once ftrace is dead
  * (kprobe_ftrace_kill()) its entry probes are, those still waiting for
- * it too: the nop runs as a nop, and no handler.
+ * it too: what ftrace wrote behind the breakpoint runs, and no handler.
  */
 int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
 {
+	unsigned long target;
+
 	/* Written once while hits run: either value is one a hit may see. */
-	if (unlikely(data_race(kprobe_ftrace_disabled)))
-		int3_emulate_jmp(regs, regs->ip - INT3_INSN_SIZE + KX_FENTRY_SIZE);
-	else
+	if (likely(!data_race(kprobe_ftrace_disabled))) {
 		int3_emulate_call(regs, (unsigned long)kx_ftrace_bp_entry);
+		return 1;
+	}
+	target = READ_ONCE(s->arch.target);
+	if (target)
+		int3_emulate_call(regs, target);
+	else
+		int3_emulate_jmp(regs, regs->ip - INT3_INSN_SIZE + KX_FENTRY_SIZE);
 	return 1;
 }
 
@@ -142,18 +149,28 @@ NOKPROBE_SYMBOL(kx_ftrace_int3);
 /*
  * Called by kx_ftrace_bp_entry with the probed context, regs->ip just
  * past ftrace's nop: as kprobe_ftrace_handler(), for a site whatever
- * ftrace_ops carries it (none yet).
+ * ftrace_ops carries it (none yet).  Returns the call that ftrace wrote
+ * behind the breakpoint for another ftrace user (arch_kprobe_ftrace_hold()),
+ * which kx_ftrace_bp_entry makes next as if from the site, or 0: none, or
+ * a handler redirected the call, and that user misses it.  A site gone
+ * meanwhile (unregistered) gives 0 too: the call is missed by that user
+ * only if it raced with the unregistration.
  */
-void kx_ftrace_bp_handler(struct pt_regs *regs)
+unsigned long kx_ftrace_bp_handler(struct pt_regs *regs)
 {
 	unsigned long ip = regs->ip - MCOUNT_INSN_SIZE;
+	unsigned long target = 0;
 	struct kprobe_site *s;
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	if (s)
+	if (s) {
 		kx_ftrace_slow(s, ip, regs);
+		if (regs->ip == ip + MCOUNT_INSN_SIZE)
+			target = READ_ONCE(s->arch.target);
+	}
 	preempt_enable_notrace();
+	return target;
 }
 
 NOKPROBE_SYMBOL(kx_ftrace_bp_handler);

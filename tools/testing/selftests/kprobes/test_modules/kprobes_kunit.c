@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/ftrace.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/irqflags.h>
 #include <linux/jiffies.h>
@@ -1038,7 +1039,9 @@ static void kpk_ftrace_entry_live(struct kunit *test)
  * returns NULL, as BPF's override and fail_function do.
  */
 static struct task_struct *kpk_nomem_task;
-static const char *kpk_nomem_caller;
+static bool kpk_nomem_any_task;
+/* The caller, and the function it may be inlined into (or NULL). */
+static const char *kpk_nomem_caller, *kpk_nomem_caller_in;
 static atomic_t kpk_nomem_failed;
 
 static notrace noinline void *kpk_nomem_alloc(size_t size, gfp_t flags)
@@ -1050,11 +1053,12 @@ static int kpk_nomem_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	char caller[64];	/* a handler's stack: the names compared are short */
 
-	if (current != READ_ONCE(kpk_nomem_task))
+	if (current != READ_ONCE(kpk_nomem_task) && !READ_ONCE(kpk_nomem_any_task))
 		return 0;
 	/* At the entry the stack holds the return address. */
 	snprintf(caller, sizeof(caller), "%ps", *(void **)regs->sp);
-	if (strcmp(caller, kpk_nomem_caller))
+	if (strcmp(caller, kpk_nomem_caller) &&
+	    (!kpk_nomem_caller_in || strcmp(caller, kpk_nomem_caller_in)))
 		return 0;
 	atomic_inc(&kpk_nomem_failed);
 	kpt_divert(regs, (unsigned long)kpk_nomem_alloc);
@@ -1112,6 +1116,103 @@ static void kpk_ftrace_disarm_nomem(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 #else
 	kunit_skip(test, "x86-only: the int3 and nop opcodes at an ftrace site");
+#endif
+}
+
+#ifdef CONFIG_X86
+/* The calls to kpt_ret_b that another ftrace user sees. */
+static atomic_t kpk_foreign_calls;
+
+static void notrace kpk_foreign_cb(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op,
+				   struct ftrace_regs *fregs)
+{
+	atomic_inc(&kpk_foreign_calls);
+}
+
+/* Call kpt_ret_b @n times; expect the probe's @hits and the user's @calls. */
+static void kpk_foreign_check(struct kunit *test, struct kpk_probe *p, int n,
+			      int hits, int calls, const char *when)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, kpt_ret_b(), KPT_RET_B);
+	KUNIT_EXPECT_EQ_MSG(test, kpk_hits(p) + (int)p->kp.nmissed, hits,
+			    "the probe's hits and misses %s", when);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_foreign_calls), calls,
+			    "the other ftrace user's calls %s", when);
+}
+#endif
+
+/*
+ * The hand-off of an entry probe to ftrace fails (its allocation, in the
+ * work item that makes it), while another ftrace user comes and goes on
+ * the function: the probe's breakpoint keeps working until a later
+ * hand-off succeeds, and both see every call meanwhile.  Upstream has no
+ * hand-off: skipped.
+ */
+static void kpk_ftrace_handoff_nomem(struct kunit *test)
+{
+#ifdef CONFIG_X86
+	struct ftrace_ops *ops;
+	struct kpk_probe *p;
+	unsigned long end;
+	u8 *text;
+	int ret;
+
+	if (upstream)
+		kunit_skip(test, "upstream: an entry probe is in ftrace's filter from the start");
+	ops = kunit_kzalloc(test, sizeof(*ops), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ops);
+	ops->func = kpk_foreign_cb;
+	KUNIT_ASSERT_EQ(test, ftrace_set_filter_ip(ops, (unsigned long)kpt_ret_b, 0, 0), 0);
+	atomic_set(&kpk_foreign_calls, 0);
+	msleep(300);
+	/* registered before (kpk_ftrace_disarm_nomem): by its name again */
+	kpk_nomem_kp.addr = NULL;
+	kpk_nomem_kp.flags = 0;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kpk_nomem_kp), 0);
+	atomic_set(&kpk_nomem_failed, 0);
+	kpk_nomem_caller = "kprobe_ftrace_bp_hand_off";
+	kpk_nomem_caller_in = "kprobe_ftrace_lazy_fn";
+	WRITE_ONCE(kpk_nomem_any_task, true);
+
+	p = kpk_new(0);
+	p->kp.addr = (kprobe_opcode_t *)kpt_ret_b;
+	if (kpk_register(test, p)) {
+		KUNIT_FAIL(test, "cannot register on kpt_ret_b");
+		goto out;
+	}
+	text = (u8 *)p->kp.addr;
+	KUNIT_EXPECT_EQ(test, text[0], INT3_INSN_OPCODE);
+	ret = register_ftrace_function(ops);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	kpk_foreign_check(test, p, 5, 5, ret ? 0 : 5, "with it there");
+	/* the hand-off, HZ / 10 after the registration, fails */
+	msleep(300);
+	kpk_foreign_check(test, p, 5, 10, ret ? 0 : 10, "after a failed hand-off");
+	if (!ret)
+		KUNIT_EXPECT_EQ(test, unregister_ftrace_function(ops), 0);
+	kpk_foreign_check(test, p, 5, 15, ret ? 0 : 10, "once it left");
+	kunit_info(test, "hand-offs failed: %d", atomic_read(&kpk_nomem_failed));
+	KUNIT_EXPECT_GT(test, atomic_read(&kpk_nomem_failed), 0);
+
+	/* The next one succeeds: ftrace's call replaces the breakpoint. */
+	WRITE_ONCE(kpk_nomem_any_task, false);
+	end = jiffies + 5 * HZ;
+	while (text[0] == INT3_INSN_OPCODE && time_before(jiffies, end))
+		msleep(100);
+	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
+	kpk_foreign_check(test, p, 5, 20, ret ? 0 : 10, "once handed off");
+	kpk_unregister(test, p);
+out:
+	WRITE_ONCE(kpk_nomem_any_task, false);
+	unregister_kprobe(&kpk_nomem_kp);
+	kpk_nomem_caller_in = NULL;
+	ftrace_free_filter(ops);
+#else
+	kunit_skip(test, "x86-only: the hand-off of entry probes armed by breakpoints");
 #endif
 }
 
@@ -1994,6 +2095,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_ftrace_rearm),
 	KUNIT_CASE(kpk_ftrace_entry_live),
 	KUNIT_CASE(kpk_ftrace_disarm_nomem),
+	KUNIT_CASE(kpk_ftrace_handoff_nomem),
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
 	KUNIT_CASE(kpk_multi_probe),

@@ -32,6 +32,7 @@
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/ftrace.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
@@ -992,6 +993,119 @@ static void kps_ftrace_claim_join(struct kunit *test)
 }
 #endif
 
+#ifdef CONFIG_DYNAMIC_FTRACE
+/* The calls to one function that another ftrace user sees. */
+static unsigned long kps_foreign_fn;
+static atomic_t kps_foreign_calls;
+
+static void notrace kps_foreign_cb(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op,
+				   struct ftrace_regs *fregs)
+{
+	/* ftrace's ip is at the function's start, past an ENDBR if any */
+	if (ip - READ_ONCE(kps_foreign_fn) < 16)
+		atomic_inc(&kps_foreign_calls);
+}
+
+/*
+ * Call target @t @n times, at once (no hand-off can run on this CPU in
+ * between), and expect @a to have @hits in all.
+ */
+static void kps_foreign_calls_check(struct kunit *test, int t, int n,
+				    struct kps_probe *a, int hits,
+				    int foreign, const char *when)
+{
+	int i, bad = 0;
+
+	preempt_disable();
+	for (i = 0; i < n; i++)
+		bad += kps_fns[t](i) != kps_fn_want(t, i);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, bad, 0);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kps_hits[a->id]) + (int)a->kp.nmissed,
+			    hits, "the probe's hits and misses %s", when);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kps_foreign_calls), foreign,
+			    "the other ftrace user's calls %s", when);
+}
+
+/*
+ * Another ftrace user enables the function of an entry probe that is
+ * still armed by its breakpoint: that function alone (@all false), or
+ * every function, as the function tracer does.  It stays past the
+ * probe's hand-off to ftrace (@stay), or leaves before.  Both see every
+ * call, all along.
+ */
+static void kps_foreign_ops_run(struct kunit *test, int t, bool all,
+				bool stay)
+{
+	struct kps_ctx *ctx = test->priv;
+	struct ftrace_ops *ops;
+	struct kps_probe *a;
+	int ret, on;
+
+	ops = kunit_kzalloc(test, sizeof(*ops), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ops);
+	ops->func = kps_foreign_cb;
+	WRITE_ONCE(kps_foreign_fn, (unsigned long)kps_fns[t]);
+	atomic_set(&kps_foreign_calls, 0);
+	if (!all) {
+		ret = ftrace_set_filter_ip(ops, (unsigned long)kps_fns[t], 0, 0);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+	}
+
+	a = kps_new(ctx, t, false, false);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
+#if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
+	if (!kps_upstream)
+		KUNIT_EXPECT_EQ_MSG(test, *(u8 *)kps_fns[t], (u8)INT3_INSN_OPCODE,
+				    "the probe is not armed by its breakpoint: nothing to test");
+#endif
+	ret = register_ftrace_function(ops);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	on = ret ? 0 : 5;
+	kps_foreign_calls_check(test, t, 5, a, 5, on, "with it there");
+	if (stay) {
+		/* the hand-off, HZ / 10 after the registration */
+		msleep(300);
+		kps_foreign_calls_check(test, t, 5, a, 10, 2 * on,
+					"with it there, after the hand-off");
+	}
+	if (!ret)
+		KUNIT_EXPECT_EQ(test, unregister_ftrace_function(ops), 0);
+	ftrace_free_filter(ops);
+	kps_foreign_calls_check(test, t, 5, a, stay ? 15 : 10, stay ? 2 * on : on,
+				"once it left");
+	if (!stay) {
+		msleep(300);
+		kps_foreign_calls_check(test, t, 5, a, 15, on,
+					"once it left, after the hand-off");
+	}
+	kps_unregister(ctx, &a, 1);
+	kps_expect_silent(ctx);
+}
+
+static void kps_ftrace_foreign_one(struct kunit *test)
+{
+	kps_foreign_ops_run(test, KPS_T_FN0 + 3, false, true);
+}
+
+static void kps_ftrace_foreign_all(struct kunit *test)
+{
+	kps_foreign_ops_run(test, KPS_T_FN0, true, false);
+}
+#else
+static void kps_ftrace_foreign_one(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_DYNAMIC_FTRACE");
+}
+
+static void kps_ftrace_foreign_all(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_DYNAMIC_FTRACE");
+}
+#endif
+
 static int kps_init(struct kunit *test)
 {
 	struct kps_ctx *ctx = &kps_ctx;
@@ -1066,6 +1180,8 @@ static void kps_irq(struct kunit *test)
 static struct kunit_case kps_cases[] = {
 	KUNIT_CASE(kps_ftrace_post_join),
 	KUNIT_CASE(kps_ftrace_claim_join),
+	KUNIT_CASE(kps_ftrace_foreign_one),
+	KUNIT_CASE_SLOW(kps_ftrace_foreign_all),
 	KUNIT_CASE_SLOW(kps_threads),
 	KUNIT_CASE_SLOW(kps_threads_patching),
 	KUNIT_CASE_SLOW(kps_irq),
