@@ -961,7 +961,7 @@ static void kps_ftrace_claim_join(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
 	/* Armed by an int3 on ftrace's nop until the hand-off. */
-	KUNIT_EXPECT_EQ_MSG(test, *(u8 *)kps_fns[t], (u8)INT3_INSN_OPCODE,
+	KUNIT_EXPECT_EQ_MSG(test, *(u8 *)a->kp.addr, (u8)INT3_INSN_OPCODE,
 			    "the first probe is not armed by its breakpoint: nothing to test");
 #endif
 	WRITE_ONCE(kps_join_task, current);
@@ -1058,7 +1058,7 @@ static void kps_foreign_ops_run(struct kunit *test, int t, bool all,
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
 	if (!kps_upstream)
-		KUNIT_EXPECT_EQ_MSG(test, *(u8 *)kps_fns[t], (u8)INT3_INSN_OPCODE,
+		KUNIT_EXPECT_EQ_MSG(test, *(u8 *)a->kp.addr, (u8)INT3_INSN_OPCODE,
 				    "the probe is not armed by its breakpoint: nothing to test");
 #endif
 	ret = register_ftrace_function(ops);
