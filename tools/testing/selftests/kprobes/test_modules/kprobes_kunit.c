@@ -1049,17 +1049,34 @@ static notrace noinline void *kpk_nomem_alloc(size_t size, gfp_t flags)
 	return NULL;
 }
 
-static int kpk_nomem_pre(struct kprobe *kp, struct pt_regs *regs)
+/* Does @ret return into the function whose allocations fail? */
+static bool kpk_nomem_from(unsigned long ret)
 {
 	char caller[64];	/* a handler's stack: the names compared are short */
+
+	snprintf(caller, sizeof(caller), "%ps", (void *)ret);
+	return !strcmp(caller, kpk_nomem_caller) ||
+	       (kpk_nomem_caller_in && !strcmp(caller, kpk_nomem_caller_in));
+}
+
+static int kpk_nomem_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned long up;
 
 	if (current != READ_ONCE(kpk_nomem_task) && !READ_ONCE(kpk_nomem_any_task))
 		return 0;
 	/* At the entry the stack holds the return address. */
-	snprintf(caller, sizeof(caller), "%ps", *(void **)regs->sp);
-	if (strcmp(caller, kpk_nomem_caller) &&
-	    (!kpk_nomem_caller_in || strcmp(caller, kpk_nomem_caller_in)))
-		return 0;
+	if (!kpk_nomem_from(*(unsigned long *)regs->sp)) {
+		/*
+		 * Or one frame up, where kmalloc_array() is an out-of-line
+		 * copy (i386's gcc makes one per file): through the frame
+		 * pointer the caller left.
+		 */
+		if (!IS_ENABLED(CONFIG_FRAME_POINTER) ||
+		    get_kernel_nofault(up, (unsigned long *)regs->bp + 1) ||
+		    !kpk_nomem_from(up))
+			return 0;
+	}
 	atomic_inc(&kpk_nomem_failed);
 	kpt_divert(regs, (unsigned long)kpk_nomem_alloc);
 	return 1;
