@@ -354,12 +354,11 @@ static void kx_ftrace_insn(struct kprobe_site *s, u8 *insn)
 		memcpy(insn, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE);
 }
 
-/* Is what follows the first byte at @s what ftrace last wrote there? */
-static bool kx_ftrace_tail_is(struct kprobe_site *s, u8 first)
+/* Is the text at @s @first, then the rest of @insn (kx_ftrace_insn())? */
+static bool kx_ftrace_tail_is(struct kprobe_site *s, u8 first, const u8 *insn)
 {
-	u8 cur[KX_FENTRY_SIZE], insn[KX_FENTRY_SIZE];
+	u8 cur[KX_FENTRY_SIZE];
 
-	kx_ftrace_insn(s, insn);
 	return !(s->flags & KSITE_GONE) &&
 	       !copy_from_kernel_nofault(cur, s->addr, KX_FENTRY_SIZE) &&
 	       cur[0] == first &&
@@ -387,7 +386,7 @@ bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 	kx_ftrace_insn(s, insn);
 	old = arm ? insn[0] : INT3_INSN_OPCODE;
 	byte = arm ? INT3_INSN_OPCODE : insn[0];
-	ok = kx_ftrace_tail_is(s, old);
+	ok = kx_ftrace_tail_is(s, old, insn);
 	if (ok) {
 		/* A tail written behind the breakpoint is seen everywhere first. */
 		if (!arm && kx_tail_dirty)
@@ -427,9 +426,9 @@ bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
 		target = (unsigned long)s->addr + KX_FENTRY_SIZE + rel;
 	else if (memcmp(new, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE))
 		return false;
-	if (!kx_ftrace_tail_is(s, INT3_INSN_OPCODE))
-		return false;
 	kx_ftrace_insn(s, was);
+	if (!kx_ftrace_tail_is(s, INT3_INSN_OPCODE, was))
+		return false;
 	/* A CPU still running the instruction the int3 replaced is done first. */
 	if (kx_ftrace_bp_dirty)
 		arch_kprobe_poke_finish();
