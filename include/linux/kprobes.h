@@ -243,6 +243,9 @@ void dump_kprobe(struct kprobe *kp);
 int kprobe_fault_handler(struct pt_regs *regs, int trapnr);
 #endif
 
+/* From fixup_exception(): the fault at @addr goes to its fixup. */
+void kprobe_fixup_taken(unsigned long addr);
+
 /* Out-of-line instruction slots, for kallsyms, extable and the unwinder. */
 bool is_kprobe_insn_slot(unsigned long addr);
 int kprobe_get_kallsym(unsigned int symnum, unsigned long *value, char *type,
@@ -315,6 +318,8 @@ static inline int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
 	return 0;
 }
+
+static inline void kprobe_fixup_taken(unsigned long addr) { }
 
 static inline bool is_kprobe_insn_slot(unsigned long addr)
 {

@@ -86,6 +86,8 @@ struct kprobe_site {
 	u8			ftrace_bp;
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
 	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
+	/* The task that will run the instruction again (kprobe_replay_take()). */
+	struct task_struct	*replay;
 	struct rcu_head		rcu;
 	struct arch_kprobe_site	arch;	/* the backend's own state */
 };
@@ -533,6 +535,42 @@ static __always_inline void kprobe_site_post(struct kprobe_site *s,
 static __always_inline void kprobe_site_hit(struct kprobe_site *s)
 {
 	this_cpu_inc(*s->hits);
+}
+
+/*
+ * A fault in the out-of-line copy of a hit's instruction.  The backend
+ * puts the context back on the probed address, where the instruction's
+ * exception-table entry is keyed, and leaves the fault to the kernel,
+ * which then either fixes it (brings a user page in, say) and runs the
+ * instruction again, through the breakpoint, or sends the task to the
+ * fixup.  The first is still one execution, whose hit was counted and
+ * whose pre_handlers ran: the backend notes the task on the site with
+ * kprobe_replay_expect() as it leaves the fault, and that task's next
+ * hit there takes the note (kprobe_replay_take()) and only executes the
+ * instruction, with the post_handlers of the probes enabled then.  The
+ * second path drops the note: the architecture's fixup_exception() calls
+ * kprobe_fixup_taken().
+ *
+ * One note per site: a task that faults there while another's note
+ * stands gets none, and its re-execution counts as a hit of its own;
+ * so does one that finds its note dropped because the site was armed
+ * again meanwhile.  Double, never lost.  Only a hit path that reads
+ * notes may leave them: a backend notes only sites its shortcut never
+ * takes.  Any context; the note is only ever cleared by its own task or
+ * under kprobe_mutex.
+ */
+static __always_inline void kprobe_replay_expect(struct kprobe_site *s)
+{
+	cmpxchg(&s->replay, NULL, current);
+}
+
+/* Is this hit of @s its task's re-execution after a fault?  Takes the note. */
+static __always_inline bool kprobe_replay_take(struct kprobe_site *s)
+{
+	if (likely(READ_ONCE(s->replay) != current))
+		return false;
+	WRITE_ONCE(s->replay, NULL);
+	return true;
 }
 
 /* A hit on @s while another probe was running: count it as missed. */

@@ -188,6 +188,9 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 				continue;
 			arch_kprobe_poke(s, arm);
 			s->flags ^= KSITE_ARMED;
+			/* A re-execution may have run unseen: no stale note. */
+			if (arm)
+				WRITE_ONCE(s->replay, NULL);
 		}
 		if (arm && !KPROBE_POKE_IN_FINISH)
 			kprobe_arm_sync_later();

@@ -10,7 +10,8 @@
  *
  * One mechanism per file (internal.h declares what they share):
  *
- *   core.c          site hash and hit-path helpers, registration and
+ *   core.c          site hash and hit-path helpers (the re-execution
+ *                   of a faulted step too), registration and
  *                   unregistration, enable/disable, text that goes away
  *                   (modules, __init), initialisation
  *   slots.c         out-of-line instruction slots, and the wait for CPUs
@@ -116,6 +117,28 @@ void kprobe_site_missed(struct kprobe_site *s)
 }
 
 NOKPROBE_SYMBOL(kprobe_site_missed);
+
+/**
+ * kprobe_fixup_taken() - a fault is being sent to its exception-table fixup
+ * @addr: the address of the faulting instruction
+ *
+ * Called by the architecture's fixup_exception(), in whatever context the
+ * fault came.  If @addr is a probed instruction whose out-of-line copy
+ * faulted in this task (see kprobe_replay_expect()), the task will not run
+ * it again: its note on the site goes.
+ */
+void kprobe_fixup_taken(unsigned long addr)
+{
+	struct kprobe_site *s;
+
+	rcu_read_lock();
+	s = kprobe_site_find(addr);
+	if (s && READ_ONCE(s->replay) == current)
+		WRITE_ONCE(s->replay, NULL);
+	rcu_read_unlock();
+}
+
+NOKPROBE_SYMBOL(kprobe_fixup_taken);
 
 /**
  * kprobe_busy_begin() - make probes hit on this CPU count as missed

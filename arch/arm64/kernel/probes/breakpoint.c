@@ -449,6 +449,35 @@ static int arm64_kp_reenter(struct kprobe_frames *c, struct kprobe_site *s,
 NOKPROBE_SYMBOL(arm64_kp_reenter);
 
 /*
+ * The task runs the instruction of @s again after a fault in its copy
+ * was fixed (see kprobe_replay_expect()): the hit was counted and its
+ * pre_handlers ran the first time.  Step it again, so that a second
+ * fault is taken back the same way; only the post_handlers are left,
+ * unless the first hit was itself a missed one.  Only stepped sites
+ * fault in a copy.
+ */
+static int arm64_kp_replay(struct kprobe_frames *c, struct kprobe_site *s,
+			   struct pt_regs *regs)
+{
+	struct kprobe *running = kprobe_running();
+	struct kprobe_frame *f;
+
+	f = kprobe_frame_push(c, s, running, !!running);
+	if (!f) {
+		pr_emerg("probe at %pS hit %u deep; cannot step it\n", s->addr,
+			 KPROBE_FRAME_NEST);
+		return DBG_HOOK_ERROR;
+	}
+	if (!running) {
+		f->posts.overflow = true;	/* those of the probes now */
+		__this_cpu_write(current_kprobe, kprobe_site_first(s));
+	}
+	return arm64_kp_start_step(f, regs);
+}
+
+NOKPROBE_SYMBOL(arm64_kp_replay);
+
+/*
  * Everything but kprobe_brk_handler()'s shortcut: a hit while a probe
  * runs, several probes, a post_handler, a stepped instruction.
  */
@@ -457,6 +486,9 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
 	struct kprobe_frame *f;
 	struct kprobe *running;
+
+	if (unlikely(kprobe_replay_take(s)))
+		return arm64_kp_replay(c, s, regs);
 
 	running = kprobe_running();
 	if (running)
@@ -592,8 +624,10 @@ NOKPROBE_SYMBOL(kprobe_ss_brk_handler);
  * mask, as if the probe were not there, and the fault path carries on
  * from there (an exception-table fixup is keyed to that address).  That
  * path inherited the copy's masked interrupts on entry, so they are
- * inherited again from the context.  Faults in handlers, or anywhere
- * else, are left alone.
+ * inherited again from the context.  If the fault is fixed instead, the
+ * instruction runs again, which is no new hit (kprobe_replay_expect();
+ * stepped sites never take the shortcut).  Faults in handlers, or
+ * anywhere else, are left alone.
  *
  * Return: 0: the fault path goes on.
  */
@@ -608,6 +642,7 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 
 	regs->pc = (unsigned long)f->site->addr;
 	arm64_kp_unmask(f, regs);
+	kprobe_replay_expect(f->site);
 	kprobe_frame_pop(c, f);
 	local_daif_inherit(regs);
 	return 0;

@@ -653,6 +653,31 @@ static int kx_reenter(struct kprobe_frames *c, struct kprobe_site *s,
 NOKPROBE_SYMBOL(kx_reenter);
 
 /*
+ * The task runs the instruction of @s again after a fault in its copy
+ * was fixed (see kprobe_replay_expect()): the hit was counted and its
+ * pre_handlers ran the first time.  Step it again, tracked, so that a
+ * second fault is taken back the same way; only the post_handlers are
+ * left, unless the first hit was itself a missed one.
+ */
+static int kx_replay(struct kprobe_frames *c, struct kprobe_site *s,
+		     struct pt_regs *regs)
+{
+	struct kprobe *running = kprobe_running();
+	struct kprobe_frame *f;
+
+	f = kprobe_frame_push(c, s, running, !!running);
+	if (!f)
+		return kx_run_unframed(s, regs);
+	if (!running) {
+		f->posts.overflow = true;	/* those of the probes now */
+		__this_cpu_write(current_kprobe, kprobe_site_first(s));
+	}
+	return kx_start_step(f, regs);
+}
+
+NOKPROBE_SYMBOL(kx_replay);
+
+/*
  * Everything but kprobe_int3_handler()'s shortcut: a hit while a probe
  * runs, several probes or a post_handler, an instruction that is stepped
  * or emulated, a site on its way to or from jump optimization, and
@@ -682,6 +707,9 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 			return kx_ftrace_int3(s, regs);
 		return 0;
 	}
+
+	if (unlikely(kprobe_replay_take(s)))
+		return kx_replay(c, s, regs);
 
 	running = kprobe_running();
 	if (running)
@@ -805,6 +833,9 @@ NOKPROBE_SYMBOL(kprobe_int3_handler);
  * page-fault path consults us before its own fixups, so returning 0 is
  * enough there; the #GP path has already tried the exception table,
  * against the copy's address, so we try it again for the original one.
+ * A page fault may instead be fixed, and the instruction run again: that
+ * is no new hit (kprobe_replay_expect()).  A boosted site's shortcut
+ * would not see the note, so it gets none.
  */
 static int kx_step_fault(struct kprobe_frames *c, struct kprobe_frame *f,
 			 struct pt_regs *regs, int trapnr)
@@ -821,6 +852,8 @@ static int kx_step_fault(struct kprobe_frames *c, struct kprobe_frame *f,
 	kprobe_frame_pop(c, f);
 	if (handled)
 		return 1;
+	if (trapnr == X86_TRAP_PF && !s->arch.boost_ip)
+		kprobe_replay_expect(s);
 	if (trapnr == X86_TRAP_GP)
 		return fixup_exception(regs, trapnr, current->thread.error_code, 0);
 	return 0;

@@ -19,6 +19,7 @@
 #include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -1779,6 +1780,83 @@ static void kpk_insn_fault(struct kunit *test)
 #endif
 }
 
+/* Page faults the kernel fixed for this task, counted by the mm. */
+static unsigned long kpk_task_faults(void)
+{
+	return current->min_flt + current->maj_flt;
+}
+
+/*
+ * The probed instruction, a load from user memory, faults while it runs
+ * out of line, on a page not mapped yet.  The kernel maps it and the
+ * instruction runs again, through the breakpoint: still one execution,
+ * so one hit and one post_handler.  A fault that goes to the fixup
+ * instead (a page without access) must leave nothing behind that would
+ * swallow the next hit.  Whether a fault was fixed comes from the task's
+ * own fault counters, which kprobes does not touch.
+ */
+static void kpk_insn_fault_replay(struct kunit *test)
+{
+#ifdef KPT_ASM_TARGETS
+	struct kpk_probe *p = kpk_new(0);
+	int __user *fresh, *denied;
+	unsigned long flt;
+	int ret;
+
+	fresh = (int __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+					    MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	denied = (int __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_NONE,
+					     MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL((__force void *)fresh));
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL((__force void *)denied));
+
+	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ULOAD_INSN);
+	p->kp.post_handler = kpk_post_count;
+	ret = kpk_register(test, p);
+	if (upstream && IS_ENABLED(CONFIG_ARM64)) {
+		KUNIT_ASSERT_EQ(test, ret, -EINVAL);
+		kunit_skip(test,
+			   "upstream arm64 refuses a probe on an instruction with an exception-table entry (-EINVAL)");
+	}
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	/* First touch: one fault fixed, the load run twice, one hit. */
+	flt = kpk_task_faults();
+	KUNIT_EXPECT_EQ(test, kpt_asm_uload(fresh), 0);
+	KUNIT_EXPECT_EQ(test, kpk_task_faults() - flt, 1UL);
+	if (upstream) {
+		KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+		kpk_unregister(test, p);
+		kunit_skip(test,
+			   "upstream counts the run after a fixed fault as a second hit (2 pre_handlers, 1 post_handler)");
+	}
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 1);
+
+	/* Mapped now: no fault. */
+	flt = kpk_task_faults();
+	KUNIT_EXPECT_EQ(test, kpt_asm_uload(fresh), 0);
+	KUNIT_EXPECT_EQ(test, kpk_task_faults() - flt, 0UL);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 2);
+
+	/* The fixup: the load never completes, so no post_handler. */
+	KUNIT_EXPECT_EQ(test, kpt_asm_uload(denied), KPT_LOAD_FIXUP);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 2);
+
+	/* And the next run is a hit of its own. */
+	KUNIT_EXPECT_EQ(test, kpt_asm_uload(fresh), 0);
+	KUNIT_EXPECT_EQ(test, kpk_hits(p), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->post_hits), 3);
+	kpk_unregister(test, p);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+#else
+	kunit_skip(test,
+		   "no hand-written targets here: kpt_asm_uload's user load (kpt_asm.S, kpt_asm_arm64.S)");
+#endif
+}
+
 #ifdef KPT_ASM_TARGETS
 /* Two CPUs hit the same probes at once. */
 #define KPK_SMP_ITERS	10000
@@ -2120,6 +2198,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_reentrant),
 	KUNIT_CASE(kpk_handler_fault),
 	KUNIT_CASE(kpk_insn_fault),
+	KUNIT_CASE(kpk_insn_fault_replay),
 	KUNIT_CASE_SLOW(kpk_smp),
 	KUNIT_CASE_SLOW(kpk_post_owed),
 	KUNIT_CASE_SLOW(kpk_post_owed_after_opt),

@@ -231,6 +231,8 @@ int kpt_gate_inside(void);
  *
  * kpt_asm_load(p) returns *p, or KPT_LOAD_FIXUP when reading *p faults:
  * the load at KPT_L_LOAD_INSN has an exception table entry.
+ * kpt_asm_uload(p) is the same on user memory, its load at
+ * KPT_L_ULOAD_INSN.
  *
  * kpt_asm_sub(x) returns x - KPT_SUB_IMM; its second instruction, at
  * KPT_L_SUB_INSN, has no symbol (the KPT_L_ADD_* labels are symbols).
@@ -241,6 +243,7 @@ int kpt_gate_inside(void);
  */
 int kpt_asm_add(int x);
 int kpt_asm_load(const int *p);
+int kpt_asm_uload(const int __user *p);
 
 /*
  * Eight arguments, on x86-64 the last two on the stack, on i386 (three
@@ -271,6 +274,7 @@ enum kpt_label {
 	KPT_L_ADD_INSN,
 	KPT_L_ADD_NEXT,
 	KPT_L_LOAD_INSN,
+	KPT_L_ULOAD_INSN,
 	KPT_L_SUB_INSN,
 	KPT_L_OPT_CALL_RET,
 	KPT_L_OPT_CALL_C_RET,
@@ -282,6 +286,7 @@ unsigned long kpt_label_addr(enum kpt_label label);
 extern const u8 kpt_asm_add_insn[];
 extern const u8 kpt_asm_add_next[];
 extern const u8 kpt_asm_load_insn[];
+extern const u8 kpt_asm_uload_insn[];
 extern const u32 kpt_asm_sub_off;
 
 /* A data object of the target module: never text. */

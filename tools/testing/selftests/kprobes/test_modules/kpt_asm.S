@@ -10,6 +10,7 @@
 #include <asm/asm.h>
 #include <asm/frame.h>
 #include <asm/nospec-branch.h>
+#include <asm/smap.h>
 #include "kprobes_target.h"
 #include "kpt_layout.S"
 #include "../bench/kpb_gen.S"
@@ -61,6 +62,23 @@ SYM_INNER_LABEL(kpt_asm_load_insn, SYM_L_GLOBAL)
 	_ASM_EXTABLE(kpt_asm_load_insn, .Lkpt_load_done)
 SYM_FUNC_END(kpt_asm_load)
 EXPORT_SYMBOL_GPL(kpt_asm_load)
+
+/*
+ * int kpt_asm_uload(const int __user *p): kpt_asm_load() on user memory,
+ * with access to it opened around the load, as get_user() does.
+ */
+SYM_FUNC_START(kpt_asm_uload)
+	movl	$KPT_LOAD_FIXUP, %eax
+	ASM_STAC
+SYM_INNER_LABEL(kpt_asm_uload_insn, SYM_L_GLOBAL)
+	ANNOTATE_NOENDBR
+	movl	(%rdi), %eax
+.Lkpt_uload_done:
+	ASM_CLAC
+	RET
+	_ASM_EXTABLE_UA(kpt_asm_uload_insn, .Lkpt_uload_done)
+SYM_FUNC_END(kpt_asm_uload)
+EXPORT_SYMBOL_GPL(kpt_asm_uload)
 
 /*
  * long kpt_eight_asm(a1, ..., a8): a1 + 2 * a2 + ... + 8 * a8, with a7

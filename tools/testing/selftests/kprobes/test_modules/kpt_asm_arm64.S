@@ -21,6 +21,7 @@
 #include <linux/export.h>
 #include <linux/linkage.h>
 #include <asm/asm-extable.h>
+#include <asm/asm-uaccess.h>
 #include "kprobes_target.h"
 #include "../bench/kpb_gen_arm64.S"
 
@@ -84,6 +85,25 @@ SYM_INNER_LABEL(kpt_asm_load_insn, SYM_L_GLOBAL)
 	KPT_EXTABLE_KACCESS(kpt_asm_load_insn, .Lkpt_load_done)
 SYM_FUNC_END(kpt_asm_load)
 EXPORT_SYMBOL_GPL(kpt_asm_load)
+
+/*
+ * int kpt_asm_uload(const int __user *p): kpt_asm_load() on user memory,
+ * an unprivileged load with a user-access exception-table entry, user
+ * page tables switched in around it where PAN is emulated, as
+ * __arch_copy_from_user() does.
+ */
+KPB_FUNC_START(kpt_asm_uload)
+	mov	x1, x0
+	mov	w0, #KPT_LOAD_FIXUP
+	uaccess_ttbr0_enable x2, x3, x4
+SYM_INNER_LABEL(kpt_asm_uload_insn, SYM_L_GLOBAL)
+	ldtr	w0, [x1]
+.Lkpt_uload_done:
+	uaccess_ttbr0_disable x2, x3
+	ret
+	_asm_extable_uaccess kpt_asm_uload_insn, .Lkpt_uload_done
+SYM_FUNC_END(kpt_asm_uload)
+EXPORT_SYMBOL_GPL(kpt_asm_uload)
 
 /*
  * long kpt_eight_asm(a1, ..., a8): a1 + 2 * a2 + ... + 8 * a8.  All

@@ -392,6 +392,8 @@ unsigned long kpt_label_addr(enum kpt_label label)
 		return (unsigned long)kpt_asm_add_next;
 	case KPT_L_LOAD_INSN:
 		return (unsigned long)kpt_asm_load_insn;
+	case KPT_L_ULOAD_INSN:
+		return (unsigned long)kpt_asm_uload_insn;
 	case KPT_L_SUB_INSN:
 		return (unsigned long)kpt_asm_sub + kpt_asm_sub_off;
 #ifdef CONFIG_X86
