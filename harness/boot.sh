@@ -89,8 +89,9 @@ qemu_cmd()
 		# arm64: QEMU's virt board; the "max" CPU has pointer
 		# authentication (and BTI), its implementation-defined
 		# algorithm being far cheaper to emulate than QARMA.  CPUs
-		# come from the device tree, brought up through PSCI.
-		qemu=(qemu-system-aarch64 -M virt -accel "$accel"
+		# come from the device tree, brought up through PSCI.  A GICv3,
+		# for pseudo-NMI (harness/config/arm64.config).
+		qemu=(qemu-system-aarch64 -M virt,gic-version=3 -accel "$accel"
 		      -cpu max,pauth-impdef=on -smp $CPUS -m 1G)
 	fi
 	qemu+=(-nodefaults -no-user-config -display none -no-reboot

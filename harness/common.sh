@@ -97,7 +97,11 @@ variant_set()
 		# has no landing pads.
 		case "$KTEST_ARCH" in
 		x86_64) VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT) ;;
-		arm64)  VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT ARM64_PTR_AUTH_KERNEL) ;;
+		arm64)  VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT ARM64_PTR_AUTH_KERNEL
+				    ARM64_PSEUDO_NMI)
+			# Interrupts masked by priority (the registration
+			# suite's irq_masking checks that they are).
+			VCMDLINE+=" irqchip.gicv3_pseudo_nmi=1" ;;
 		i386)   VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT) ;;
 		esac
 		;;

@@ -57,7 +57,8 @@
  * The frames of this CPU's hits (<linux/kprobes_frame.h>).  Besides the
  * hit itself, only a fault in the copy or a debug exception nested in a
  * handler can interleave with them.  frame.saved is the probed context's
- * ARM64_KP_STEP_MASK bits while it steps.
+ * ARM64_KP_STEP_MASK bits while it steps and, with pseudo-NMI, its
+ * interrupt priority mask from bit ARM64_KP_PMR_SHIFT up.
  */
 static DEFINE_PER_CPU(struct kprobe_frames, arm64_kp_cpu);
 
@@ -72,6 +73,17 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
  * watchpoint on the stepped access is therefore not reported.
  */
 #define ARM64_KP_STEP_MASK	DAIF_MASK
+
+/*
+ * Where pseudo-NMI masks interrupts by priority (ICC_PMR_EL1), the step
+ * also masks them that way, as local_daif_mask() does: the trap's return
+ * loads the priority mask from regs->pmr_save, and irqs_disabled() reads
+ * that mask, not PSTATE.I.  Left as the context had it, a fault in the
+ * copy would find the CPU preemptible: kprobe_page_fault() would pass it
+ * by, and a fault that can be fixed could sleep and move the task to a
+ * CPU with no step in flight.
+ */
+#define ARM64_KP_PMR_SHIFT	32
 
 /* ---- Preparing a site ------------------------------------------------ */
 
@@ -371,12 +383,16 @@ static noinline void arm64_kp_site_post(struct kprobe_frame *f,
 
 NOKPROBE_SYMBOL(arm64_kp_site_post);
 
-/* Send the CPU to the copy of @f's site, DAIF masked. */
+/* Send the CPU to the copy of @f's site, every exception masked. */
 static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 					       struct pt_regs *regs)
 {
 	f->saved = regs->pstate & ARM64_KP_STEP_MASK;
 	regs->pstate |= ARM64_KP_STEP_MASK;
+	if (system_uses_irq_prio_masking()) {
+		f->saved |= regs->pmr_save << ARM64_KP_PMR_SHIFT;
+		regs->pmr_save = GIC_PRIO_IRQON | GIC_PRIO_PSR_I_SET;
+	}
 	/*
 	 * A BRK on a landing pad is taken with the branch's type pending;
 	 * the copy is no branch target.
@@ -392,7 +408,10 @@ static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 static nokprobe_inline void arm64_kp_unmask(struct kprobe_frame *f,
 					    struct pt_regs *regs)
 {
-	regs->pstate = (regs->pstate & ~ARM64_KP_STEP_MASK) | f->saved;
+	regs->pstate = (regs->pstate & ~ARM64_KP_STEP_MASK) |
+		       (f->saved & ARM64_KP_STEP_MASK);
+	if (system_uses_irq_prio_masking())
+		regs->pmr_save = f->saved >> ARM64_KP_PMR_SHIFT;
 }
 
 /* Execute the instruction of @s for a hit whose handlers are done. */

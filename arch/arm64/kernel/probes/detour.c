@@ -82,6 +82,7 @@
 struct arm64_kp_opt_redirection {
 	unsigned long	pc;
 	unsigned long	pstate;
+	u64		pmr;	/* the context's priority mask (pseudo-NMI) */
 	bool		pending;
 };
 
@@ -94,16 +95,22 @@ static DEFINE_PER_CPU(struct arm64_kp_opt_redirection, arm64_kp_opt_redirection)
  * arm64_kp_opt_redirect_brk, so that this CPU is the one that takes it,
  * and put the new PC and the context's flags and mask aside for it.  The
  * mask is written raw: to lockdep and the IRQ tracer the context's state
- * never changed, and the trap's return puts the real one back.
+ * never changed, and the trap's return puts the real one back.  With
+ * pseudo-NMI the priority mask is raised too, as local_daif_mask() does:
+ * irqs_disabled() reads that one, and the preempt_enable_notrace() that
+ * follows must not see a CPU it may schedule from.
  */
 static noinline void arm64_kp_opt_redirect_prepare(struct pt_regs *regs)
 {
 	struct arm64_kp_opt_redirection *r;
 
 	asm volatile("msr daifset, #0xf" : : : "memory");
+	if (system_uses_irq_prio_masking())
+		gic_write_pmr(GIC_PRIO_IRQON | GIC_PRIO_PSR_I_SET);
 	r = this_cpu_ptr(&arm64_kp_opt_redirection);
 	r->pc = regs->pc;
 	r->pstate = regs->pstate & (ARM64_KP_NZCV | DAIF_MASK);
+	r->pmr = regs->pmr_save;
 	r->pending = true;
 }
 
@@ -126,6 +133,8 @@ int arm64_kp_opt_redirect(struct pt_regs *regs)
 	r->pending = false;
 	regs->pc = r->pc;
 	regs->pstate = (regs->pstate & ~(ARM64_KP_NZCV | DAIF_MASK)) | r->pstate;
+	if (system_uses_irq_prio_masking())
+		regs->pmr_save = r->pmr;
 	return DBG_HOOK_HANDLED;
 }
 

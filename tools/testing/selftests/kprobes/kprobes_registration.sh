@@ -30,6 +30,18 @@ t_cpus()
 	diag "$online CPUs online"
 }
 
+# Interrupts are masked the way the command line asks: with
+# irqchip.gicv3_pseudo_nmi=1 (arm64), by GIC priority, which the kernel
+# says as it sets it up.  Otherwise the cases would run without it and
+# prove nothing about it.
+t_irq_masking()
+{
+	grep -q 'irqchip.gicv3_pseudo_nmi=1' /proc/cmdline ||
+		{ why="not booted with irqchip.gicv3_pseudo_nmi=1"; return 2; }
+	dmesg | grep -q 'Pseudo-NMIs enabled' ||
+		fail "irqchip.gicv3_pseudo_nmi=1, but the GIC does not say 'Pseudo-NMIs enabled'"
+}
+
 # Runs the KUnit suites of kprobes_kunit.ko (their KTAP goes to the
 # kernel log) and checks each suite's top-level result there.
 t_kunit_suites()
@@ -235,5 +247,5 @@ t_samples()
 	sample_kretprobe
 }
 
-AREA_CASES="cpus kunit_suites holder_loop bad_address samples"
+AREA_CASES="cpus irq_masking kunit_suites holder_loop bad_address samples"
 ktest_main "$@"
