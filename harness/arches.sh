@@ -20,6 +20,7 @@ shift
 # pointer is the address of a descriptor, not of the function's text.
 ARCH_TABLE="
 i386      i386    i686-linux-gnu-          gcc-i686-linux-gnu          KPROBES,KRETPROBES,OPTPROBES,KPROBES_ON_FTRACE
+arm64be   arm64   aarch64-linux-gnu-       gcc-aarch64-linux-gnu       KPROBES,KRETPROBES,OPTPROBES
 arm       arm     arm-linux-gnueabihf-     gcc-arm-linux-gnueabihf     KPROBES,KRETPROBES,OPTPROBES,KPROBES_BRIDGE
 mips      mips    mips-linux-gnu-          gcc-mips-linux-gnu          KPROBES,KRETPROBES,KPROBES_BRIDGE
 mips64el  mips    mips64el-linux-gnuabi64- gcc-mips64el-linux-gnuabi64 KPROBES,KRETPROBES,KPROBES_BRIDGE
@@ -58,6 +59,9 @@ qemu_recipe()
 			-accel tcg,thread=single)
 		  IMAGE=arch/x86/boot/bzImage CONSOLE=ttyS0 OUT=serial
 		  TCG1=" ktest.tcg=single" ;;
+	# Big-endian arm64: the kernel switches the CPU's data order itself.
+	arm64be)  QEMU=(qemu-system-aarch64 -M virt -cpu max -m 1024 -smp 2)
+		  IMAGE=arch/arm64/boot/Image CONSOLE=ttyAMA0 ;;
 	arm)      QEMU=(qemu-system-arm -M virt -cpu cortex-a15 -m 1024 -smp 2)
 		  IMAGE=arch/arm/boot/zImage CONSOLE=ttyAMA0 OUT=virtio ;;
 	# The early UART until the 8250 driver takes over (each line once:

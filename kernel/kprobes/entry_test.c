@@ -277,6 +277,8 @@ static bool kpe_is_jump(struct kunit *test, unsigned long addr)
 #if defined(CONFIG_X86)
 	return (insn & 0xff) == 0xe9;			/* jmp rel32 */
 #elif defined(CONFIG_ARM64)
+	/* A64 code is little-endian in memory, whatever the data's order. */
+	insn = le32_to_cpu((__force __le32)insn);
 	return (insn & 0xfc000000) == 0x14000000;	/* b */
 #elif defined(CONFIG_ARM)
 	return (insn & 0x0f000000) == 0x0a000000;	/* b<cond> */

@@ -110,13 +110,15 @@ alternative_else_nop_endif
 
 /*
  * The fields of the pt_regs at sp past pstate, as a trap from kernel mode
- * leaves them: no system call (syscallno NO_SYSCALL; the 64-bit store
- * puts -1 in it and 0 in its padding in either byte order), the interrupt
+ * leaves them: no system call (syscallno NO_SYSCALL; a 64-bit store of
+ * 0xffffffff to the word that holds it and its padding puts -1 in it and
+ * 0 in the padding in either byte order, big-endian having the padding
+ * first), the interrupt
  * priority mask where pseudo-NMI keeps one, zero elsewhere.  stackframe
  * is the caller's to fill.  \tmp is clobbered.
  */
 	.macro	arm64_kp_regs_rest tmp
-	.if	S_PSTATE + 8 + 8 != S_SYSCALLNO || S_STACKFRAME + 32 != PT_REGS_SIZE
+	.if	S_PSTATE + 8 + 8 != (S_SYSCALLNO & ~7) || S_STACKFRAME + 32 != PT_REGS_SIZE
 	.error	"struct pt_regs is not laid out as arm64_kp_regs_rest expects"
 	.endif
 	mov	\tmp, xzr
@@ -125,7 +127,7 @@ alternative_if ARM64_HAS_GIC_PRIO_MASKING
 alternative_else_nop_endif
 	str	\tmp, [sp, #S_PMR_SAVE]
 	mov	\tmp, #0xffffffff
-	str	\tmp, [sp, #S_SYSCALLNO]
+	str	\tmp, [sp, #S_PSTATE + 8 + 8]		/* syscallno, padding */
 	str	xzr, [sp, #S_PSTATE + 8]		/* orig_x0 */
 	str	xzr, [sp, #S_SDEI_TTBR1]
 	stp	xzr, xzr, [sp, #S_STACKFRAME + 16]	/* lockdep_hardirqs, exit_rcu */

@@ -133,7 +133,8 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 	struct arch_kprobe_site *a = &s->arch;
 	unsigned long addr = (unsigned long)s->addr;
 	const char *why;
-	u32 insn, copy[2];
+	__le32 copy[2];
+	u32 insn;
 
 	memset(a, 0, sizeof(*a));
 	if (!IS_ALIGNED(addr, AARCH64_INSN_SIZE) ||
@@ -154,8 +155,9 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		a->slot = kprobe_slot_alloc();
 		if (!a->slot)
 			return -ENOMEM;
-		copy[0] = insn;
-		copy[1] = BRK64_OPCODE_KPROBES_SS;
+		/* Code is little-endian in memory, whatever the data's order. */
+		copy[0] = cpu_to_le32(insn);
+		copy[1] = cpu_to_le32(BRK64_OPCODE_KPROBES_SS);
 		aarch64_insn_copy(a->slot, copy, sizeof(copy));
 		s->flags |= KSITE_ARCH_SLOW;
 	}
@@ -185,7 +187,9 @@ void arch_kprobe_site_release(struct kprobe_site *s)
  */
 void arch_kprobe_slot_page_init(void *page)
 {
-	aarch64_insn_set(page, AARCH64_BREAK_FAULT, PAGE_SIZE);
+	/* aarch64_insn_set() stores the word as it is given: in code order. */
+	aarch64_insn_set(page, (__force u32)cpu_to_le32(AARCH64_BREAK_FAULT),
+			 PAGE_SIZE);
 }
 
 /**

@@ -239,7 +239,9 @@ static int arm64_kp_opt_build(struct kprobe_site *s, u32 *img, unsigned long bas
 	const struct arm64_probe_insn *d = &s->arch.d;
 	unsigned long addr = (unsigned long)s->addr;
 	unsigned long next = addr + AARCH64_INSN_SIZE;
-	u32 *copy = img + ARM64_KP_OPT_COPY / 4;
+	/* A64 code is little-endian in memory, whatever the data's order. */
+	__le32 *code = (__le32 *)img;
+	u32 copy[2];
 	u64 *lit = (u64 *)((u8 *)img + ARM64_KP_OPT_LIT);
 	unsigned long back = next;
 	bool bti = IS_ENABLED(CONFIG_ARM64_BTI_KERNEL);
@@ -329,8 +331,10 @@ static int arm64_kp_opt_build(struct kprobe_site *s, u32 *img, unsigned long bas
 						   AARCH64_INSN_BRANCH_NOLINK);
 		if (insn == AARCH64_BREAK_FAULT)
 			return -ERANGE;
-		img[ARM64_KP_OPT_BACK / 4] = insn;
+		code[ARM64_KP_OPT_BACK / 4] = cpu_to_le32(insn);
 	}
+	code[ARM64_KP_OPT_COPY / 4] = cpu_to_le32(copy[0]);
+	code[ARM64_KP_OPT_COPY / 4 + 1] = cpu_to_le32(copy[1]);
 	*(u64 *)((u8 *)img + ARM64_KP_OPT_SITE) = (unsigned long)s;
 	*(u64 *)((u8 *)img + ARM64_KP_OPT_ADDR) = addr;
 	return 0;
