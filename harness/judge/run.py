@@ -47,6 +47,7 @@ EXPECT_UPSTREAM = os.path.join(HERE, '..', 'expected-upstream')
 ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_swpan',
                   'kunit:kprobes_handlers.kpk_ftrace_disarm_nomem',
                   'kunit:kprobes_handlers.kpk_ftrace_handoff_nomem',
+                  'kunit:kprobes_handlers.kpk_insn_fault_replay',
                   'kunit:kprobes_handlers.kpk_post_owed',
                   'kunit:kprobes_handlers.kpk_post_owed_after_opt',
                   'kunit:kprobes_handlers.kpk_step_watchpoint',
@@ -363,7 +364,7 @@ CHECKS = [
      r'^FAIL: the guest did not finish within 900 s \(timeout\): case '
      r'kretprobe_suite was running since \d+ s of guest uptime, after \d+ case\(s\)\n'
      r'(.*\n)*    \| what each case before it took \(s\), \d+ in all:\n'
-     r'    \|   cpus \d+, kunit_suites \d+, .*\n'
+     r'    \|   cpus \d+, irq_masking \d+, kunit_suites \d+, .*\n'
      r'(.*\n)*    \| not run \(\d+\): perf_kretprobe_pmu, '),
     ('a guest that stopped early, without the end marker, says where',
      mutate('test', 'out', stopped_in('kretprobe_suite')), (), None, 1,
