@@ -148,8 +148,9 @@ t_ftrace_kill()
 			fail "kpt_shell_b's first byte is $b, want $want" || return
 		dmesg | grep -E "$SPLAT" | tail -n +$((before + 1)) > /tmp/kp_bug
 		[ -s /tmp/kp_bug ] || fail "no ftrace bug: ftrace lived" || return
-		own=' at arch/x86/kernel/ftrace\.c:[0-9]+ ftrace_verify_code'
-		own="$own| at kernel/trace/ftrace\.c:[0-9]+ ftrace_bug"
+		# An out-of-tree build (O=) prints the paths with a prefix.
+		own=' at ([^ ]*/)?arch/x86/kernel/ftrace\.c:[0-9]+ ftrace_verify_code'
+		own="$own| at ([^ ]*/)?kernel/trace/ftrace\.c:[0-9]+ ftrace_bug"
 		if grep -v -E "$own" /tmp/kp_bug > /tmp/kp_bug_other; then
 			fail "a splat besides ftrace's own: $(head -n 1 /tmp/kp_bug_other)"
 			return
