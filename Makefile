@@ -7,7 +7,7 @@ H := harness
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
 	test-judge test-all-functions clients clients-baseline \
-	series series-check arches arches-baseline
+	series series-check arches arches-baseline test-mutants
 
 all: build
 
@@ -29,6 +29,8 @@ help:
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
 	@echo '                    on purpose: each must come out red (no boot)'
+	@echo 'make test-mutants   the product broken on purpose (harness/mutants.list):'
+	@echo '                    each mutation built, booted with its cases, must go red'
 	@echo 'make series         the patch series against the untouched 6.12 tree,'
 	@echo '                    generated from the overlay (build/series/)'
 	@echo 'make series-check   the series: checkpatch, a build after each patch,'
@@ -117,6 +119,11 @@ clients-baseline:
 
 test-judge:
 	@python3 $(H)/judge/run.py
+
+# Each mutation of harness/mutants.list, built and booted with the cases
+# that must go red (MUTANTS=name,... for some; ARCH=arm64 for arm64's).
+test-mutants: deps
+	@$(H)/mutants.sh
 
 check:
 	@$(H)/deps.sh check

@@ -223,10 +223,104 @@ static void kxd_operands(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (int)a.cc, KX_IND_MEM);
 }
 
+/*
+ * Emulation of the branches that read %cx and ZF, on a made-up register
+ * set.  The displacement is 0x10 throughout: taken lands 2 + 0x10 bytes
+ * past the instruction's address, not taken 2 bytes past it.  The
+ * encodings are the same in 32-bit and 64-bit code.
+ */
+struct kxd_emul_case {
+	const char	*name;
+	const char	*bytes;
+	unsigned long	cx;
+	unsigned long	flags;
+	bool		taken;
+	unsigned long	cx_after;
+};
+
+static const struct kxd_emul_case kxd_emul_cases[] = {
+	{ "loop, cx 2", "\xe2\x10", 2, 0, true, 1 },
+	{ "loop, cx 1", "\xe2\x10", 1, 0, false, 0 },
+	{ "loope, cx 2, ZF", "\xe1\x10", 2, X86_EFLAGS_ZF, true, 1 },
+	{ "loope, cx 2, no ZF", "\xe1\x10", 2, 0, false, 1 },
+	{ "loope, cx 1, ZF", "\xe1\x10", 1, X86_EFLAGS_ZF, false, 0 },
+	{ "loopne, cx 2, no ZF", "\xe0\x10", 2, 0, true, 1 },
+	{ "loopne, cx 2, ZF", "\xe0\x10", 2, X86_EFLAGS_ZF, false, 1 },
+	{ "loopne, cx 1, no ZF", "\xe0\x10", 1, 0, false, 0 },
+	{ "jrcxz, cx 0", "\xe3\x10", 0, 0, true, 0 },
+	{ "jrcxz, cx 3, ZF", "\xe3\x10", 3, X86_EFLAGS_ZF, false, 3 },
+};
+
+static const enum insn_mode kxd_kernel_mode =
+	IS_ENABLED(CONFIG_X86_64) ? INSN_MODE_64 : INSN_MODE_32;
+
+/* Classify @code into @s as a probe at @code would be. */
+static void kxd_site(struct kunit *test, struct kprobe_site *s, const u8 *code,
+		     int len)
+{
+	const char *why = NULL;
+	struct insn insn;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = (kprobe_opcode_t *)code;
+	KUNIT_ASSERT_GE(test, insn_decode(&insn, code, len, kxd_kernel_mode), 0);
+	KUNIT_ASSERT_EQ_MSG(test, kx_classify(&s->arch, &insn, (unsigned long)code, &why),
+			    0, "refused: %s", why ? why : "?");
+}
+
+static void kxd_emulate_loop(struct kunit *test)
+{
+	const struct kxd_emul_case *c;
+	struct kprobe_site s;
+	unsigned long at;
+	struct pt_regs regs;
+
+	for (c = kxd_emul_cases; c < kxd_emul_cases + ARRAY_SIZE(kxd_emul_cases); c++) {
+		kxd_site(test, &s, (const u8 *)c->bytes, 2);
+		at = (unsigned long)c->bytes;
+		memset(&regs, 0, sizeof(regs));
+		regs.ip = at + 1;			/* past the int3 */
+		regs.cx = c->cx;
+		regs.flags = X86_EFLAGS_FIXED | c->flags;
+		KUNIT_ASSERT_TRUE_MSG(test, kx_emulate(&s, &regs), "%s", c->name);
+		KUNIT_EXPECT_EQ_MSG(test, regs.ip, at + 2 + (c->taken ? 0x10 : 0),
+				    "%s: %s", c->name, c->taken ? "not taken" : "taken");
+		KUNIT_EXPECT_EQ_MSG(test, regs.cx, c->cx_after, "%s", c->name);
+		KUNIT_EXPECT_EQ_MSG(test, regs.flags, X86_EFLAGS_FIXED | c->flags,
+				    "%s: flags changed", c->name);
+	}
+}
+
+/* ret and ret $8: the return address popped, then 8 more bytes for $8. */
+static void kxd_emulate_ret(struct kunit *test)
+{
+	static const u8 ret[] = { 0xc3 };
+	static const u8 ret8[] = { 0xc2, 0x08, 0x00 };
+	unsigned long stack[4] = { 0x1111, 0x2222, 0x3333, 0x4444 };
+	struct kprobe_site s;
+	struct pt_regs regs;
+
+	kxd_site(test, &s, ret, sizeof(ret));
+	memset(&regs, 0, sizeof(regs));
+	regs.sp = (unsigned long)&stack[1];
+	KUNIT_ASSERT_TRUE(test, kx_emulate(&s, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x2222UL);
+	KUNIT_EXPECT_EQ(test, regs.sp, (unsigned long)&stack[2]);
+
+	kxd_site(test, &s, ret8, sizeof(ret8));
+	memset(&regs, 0, sizeof(regs));
+	regs.sp = (unsigned long)&stack[1];
+	KUNIT_ASSERT_TRUE(test, kx_emulate(&s, &regs));
+	KUNIT_EXPECT_EQ(test, regs.ip, 0x2222UL);
+	KUNIT_EXPECT_EQ(test, regs.sp, (unsigned long)&stack[2] + 8);
+}
+
 static struct kunit_case kxd_test_cases[] = {
 	KUNIT_CASE_PARAM(kxd_classify, kxd_gen_params),
 	KUNIT_CASE_PARAM(kxd_classify_32, kxd32_gen_params),
 	KUNIT_CASE(kxd_operands),
+	KUNIT_CASE(kxd_emulate_loop),
+	KUNIT_CASE(kxd_emulate_ret),
 	{}
 };
 

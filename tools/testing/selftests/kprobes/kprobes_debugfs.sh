@@ -71,6 +71,34 @@ t_list_format()
 	return 0
 }
 
+# kptr_restrict=2 hides kernel addresses from every reader, root too
+# (kallsyms_show_value()): the list, stats and blacklist files then print
+# zeros where an address goes.  Set back, the list shows the real one.
+t_kptr_restrict()
+{
+	kr=/proc/sys/kernel/kptr_restrict
+	[ -w "$kr" ] || { why="no $kr"; return 2; }
+	holder sym=kprobes_target:kpt_shell_a ||
+		fail "insmod kprobes_holder.ko failed" || return
+	a=$(hld addr)
+	[ -n "$(list_line "$a")" ] || fail "no list line for $a" || return
+	old=$(cat "$kr")
+	echo 2 > "$kr" || fail "cannot write $kr" || return
+	l=$(grep ' kpt_shell_a+0x' "$KPDIR/list" | head -n 1)
+	s=
+	[ ! -r "$KPDIR/stats" ] ||
+		s=$(grep ' kpt_shell_a+0x' "$KPDIR/stats" | head -n 1)
+	shown=$(grep -c -v -E '^0x0+-0x0+	' "$KPDIR/blacklist")
+	echo "$old" > "$kr"
+	echo "$l" | grep -q -E '^0+  k  kpt_shell_a\+0x' ||
+		fail "kptr_restrict=2, list: $l" || return
+	[ ! -r "$KPDIR/stats" ] || echo "$s" | grep -q -E '^0+  k  kpt_shell_a\+0x' ||
+		fail "kptr_restrict=2, stats: $s" || return
+	[ "$shown" = 0 ] ||
+		fail "kptr_restrict=2: $shown blacklist lines show addresses" || return
+	[ -n "$(list_line "$a")" ] || fail "kptr_restrict=$old: no list line for $a"
+}
+
 # debugfs kprobes/enabled: 0 silences every probe, 1 re-arms them, and a
 # probe disabled on its own stays disabled across the two.
 t_enabled_file()
@@ -247,5 +275,5 @@ t_kallsyms_insn_page()
 		fail "no kprobe_insn_page [__builtin__kprobes] in /proc/kallsyms"
 }
 
-AREA_CASES="blacklist_file list_format enabled_file enabled_switch kallsyms_insn_page"
+AREA_CASES="blacklist_file list_format kptr_restrict enabled_file enabled_switch kallsyms_insn_page"
 ktest_main "$@"

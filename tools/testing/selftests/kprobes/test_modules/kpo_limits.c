@@ -24,6 +24,7 @@
 #include <linux/vmalloc.h>
 #include <linux/cpufeature.h>
 #include "kprobes_target.h"
+#include "kpt_user.h"
 #include "kpo.h"
 
 /* ---------------------------------------------------------------------
@@ -243,9 +244,8 @@ void kpo_uaccess(struct kunit *test)
 	if (!boot_cpu_has(X86_FEATURE_SMAP))
 		kunit_skip(test, "no SMAP on this CPU: user access regions are not real");
 	kpo_need_sysctl(test, 0);
-	user = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(user));
+	user = kpt_user_page(test, PROT_READ | PROT_WRITE);
+	KUNIT_ASSERT_NE(test, user, 0UL);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)user, kpo_ua_str,
 					   sizeof(kpo_ua_str)), 0UL);
 	sprint_symbol(sym, (unsigned long)strncpy_from_user);

@@ -688,3 +688,4 @@ kunit_test_suites(&kpo_suite);
 
 MODULE_DESCRIPTION("KUnit cases for kprobes jump optimization");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

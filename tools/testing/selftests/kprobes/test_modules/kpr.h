@@ -200,6 +200,7 @@ void kpr_stacktrace(struct kunit *test);
 void kpr_stacktrace_nested(struct kunit *test);
 void kpr_two_cpus(struct kunit *test);
 void kpr_unregister_in_flight(struct kunit *test);
+void kpr_disable_in_flight(struct kunit *test);
 void kpr_find_ret_addr(struct kunit *test);
 void kpr_uaccess(struct kunit *test);
 void kpr_task_exit(struct kunit *test);

@@ -817,6 +817,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_stacktrace_nested),
 	KUNIT_CASE_SLOW(kpr_two_cpus),
 	KUNIT_CASE(kpr_unregister_in_flight),
+	KUNIT_CASE(kpr_disable_in_flight),
 	KUNIT_CASE(kpr_task_exit),
 	KUNIT_CASE(kpr_recursion_maxactive_1),
 	KUNIT_CASE(kpr_find_ret_addr),
@@ -852,3 +853,4 @@ kunit_test_suites(&kpr_suite);
 
 MODULE_DESCRIPTION("KUnit cases for return probes (kretprobes)");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

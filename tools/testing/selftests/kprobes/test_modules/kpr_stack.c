@@ -34,6 +34,7 @@
 #include <asm/text-patching.h>
 #endif
 #include "kprobes_target.h"
+#include "kpt_user.h"
 #include "kpr.h"
 
 #ifdef CONFIG_KRETPROBES
@@ -370,6 +371,51 @@ void kpr_unregister_in_flight(struct kunit *test)
 }
 
 /*
+ * A return probe disabled while callers sleep inside its function: as
+ * kprobes.rst says, the calls it already follows return to their callers
+ * without running its handler.  Enabled again, it catches the next call.
+ */
+void kpr_disable_in_flight(struct kunit *test)
+{
+	struct kpr_ctx *ctx = test->priv;
+	struct kretprobe *rp;
+	int n = KPR_FLIGHT_THREADS;
+
+	atomic_set(&kpr_flight_calls, 0);
+	atomic_set(&kpr_flight_late, 0);
+	WRITE_ONCE(kpr_flight_unregistered, false);
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rp);
+	ctx->heap = rp;
+	rp->kp.addr = kpt_entry(kpt_gate_wait);
+	rp->handler = kpr_ret_flight;
+	rp->maxactive = 2 * n;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, rp), 0);
+
+	kpt_gate_close();
+	KUNIT_ASSERT_EQ(test, kpr_crowd_start(n), n);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	KUNIT_EXPECT_EQ(test, disable_kretprobe(rp), 0);
+	kpt_gate_open();
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 60),
+			      "%d of %d callers returned",
+			      kpr_crowd_returned(), n);
+	KUNIT_EXPECT_TRUE(test, kpr_crowd_end(60));
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpr_flight_calls), 0,
+			    "handlers run on returns after disable_kretprobe()");
+
+	KUNIT_EXPECT_EQ(test, enable_kretprobe(rp), 0);
+	KUNIT_EXPECT_EQ(test, kpt_gate_wait(1), 1 + KPT_GATE_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+	kpr_unregister(test, rp);
+	ctx->heap = NULL;
+	kfree(rp);
+}
+
+/*
  * What an unwinder asks for another task's frame that returns to the
  * trampoline (kretprobe_find_ret_addr(), with the key the target noted in
  * kpt_kret_fp: its entry stack pointer on x86-64, its entry frame pointer
@@ -599,9 +645,8 @@ void kpr_uaccess(struct kunit *test)
 		kunit_skip(test, "no SMAP on this CPU: user access regions are not real");
 	if (boot_cpu_has(X86_FEATURE_FSRM))
 		kunit_skip(test, "copies do not call rep_movs_alternative on a CPU with FSRM");
-	user = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(user));
+	user = kpt_user_page(test, PROT_READ | PROT_WRITE);
+	KUNIT_ASSERT_NE(test, user, 0UL);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)user, str, sizeof(str)), 0UL);
 
 	p->rp.kp.symbol_name = "rep_movs_alternative";

@@ -30,6 +30,7 @@
 #include <asm/text-patching.h>
 #endif
 #include "kprobes_target.h"
+#include "kpt_user.h"
 
 static bool upstream;
 module_param(upstream, bool, 0444);
@@ -689,6 +690,20 @@ static void kpk_err_not_text(struct kunit *test)
 	kpk_expect_healthy(test, kpt_func_f);
 }
 
+/*
+ * vmlinux's init text is freed once the kernel has booted: start_kernel()
+ * is __init, so kallsyms still names it but its text is gone.  A probe on
+ * it is refused as text that cannot be probed.
+ */
+static void kpk_err_init_text(struct kunit *test)
+{
+	struct kpk_probe *p = kpk_new(0);
+
+	p->kp.symbol_name = "start_kernel";
+	KUNIT_EXPECT_EQ(test, kpk_register(test, p), -EINVAL);
+	kpk_expect_healthy(test, kpt_func_f);
+}
+
 static void kpk_err_register_twice(struct kunit *test)
 {
 	struct kpk_probe *p;
@@ -799,6 +814,7 @@ static struct kunit_case kpk_err_cases[] = {
 	KUNIT_CASE(kpk_err_unknown_symbol),
 	KUNIT_CASE(kpk_err_not_boundary),
 	KUNIT_CASE(kpk_err_not_text),
+	KUNIT_CASE(kpk_err_init_text),
 	KUNIT_CASE(kpk_err_reserved_text),
 	KUNIT_CASE(kpk_err_register_twice),
 	KUNIT_CASE(kpk_err_unregister_unregistered),
@@ -1812,12 +1828,10 @@ static void kpk_insn_fault_replay(struct kunit *test)
 	unsigned long flt;
 	int ret;
 
-	fresh = (int __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
-					    MAP_PRIVATE | MAP_ANONYMOUS, 0);
-	denied = (int __user *)kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_NONE,
-					     MAP_PRIVATE | MAP_ANONYMOUS, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL((__force void *)fresh));
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL((__force void *)denied));
+	fresh = (int __user *)kpt_user_page(test, PROT_READ);
+	denied = (int __user *)kpt_user_page(test, PROT_NONE);
+	KUNIT_ASSERT_NOT_NULL(test, (__force void *)fresh);
+	KUNIT_ASSERT_NOT_NULL(test, (__force void *)denied);
 
 	p->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ULOAD_INSN);
 	p->kp.post_handler = kpk_post_count;
@@ -2246,6 +2260,15 @@ static void kpk_bl_nokprobe(struct kunit *test)
 	kpk_expect_healthy(test, kpt_func_a);
 }
 
+/* A module's own: kprobes_target has one function of each kind. */
+static void kpk_bl_module(struct kunit *test)
+{
+	kpk_expect_refused(test, "kpt_bl_nokprobe");
+	kpk_expect_refused(test, "kpt_bl_kprobes");
+	kpk_expect_refused(test, "kpt_bl_noinstr");
+	kpk_expect_healthy(test, kpt_func_a);
+}
+
 static void kpk_bl_entry_text(struct kunit *test)
 {
 #ifdef KPT_ASM_TARGETS
@@ -2298,6 +2321,7 @@ static void kpk_bl_swpan(struct kunit *test)
 
 static struct kunit_case kpk_bl_cases[] = {
 	KUNIT_CASE(kpk_bl_nokprobe),
+	KUNIT_CASE(kpk_bl_module),
 	KUNIT_CASE(kpk_bl_entry_text),
 	KUNIT_CASE(kpk_bl_kprobes_code),
 	KUNIT_CASE(kpk_bl_swpan),
@@ -2316,3 +2340,4 @@ kunit_test_suites(&kpk_api_suite, &kpk_err_suite, &kpk_handler_suite,
 
 MODULE_DESCRIPTION("KUnit cases for the kprobes API");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -115,6 +115,28 @@ __used noinline int kpt_smp_func(int x)
 }
 EXPORT_SYMBOL_GPL(kpt_smp_func);
 
+/*
+ * Never called: one function for each way a module keeps kprobes out of
+ * its code (NOKPROBE_SYMBOL(), __kprobes, noinstr), which the kprobes
+ * blacklist must take in when the module loads (kpk_bl_module).
+ */
+static __used noinline int kpt_bl_nokprobe(int x)
+{
+	return x + 1;
+}
+
+NOKPROBE_SYMBOL(kpt_bl_nokprobe);
+
+static __used noinline int __kprobes kpt_bl_kprobes(int x)
+{
+	return x + 2;
+}
+
+static __used noinstr int kpt_bl_noinstr(int x)
+{
+	return x + 3;
+}
+
 __used noinline int kpt_shell_a(int x)
 {
 	asm volatile("");
