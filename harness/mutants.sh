@@ -19,6 +19,8 @@
 #
 #   MUTANTS=name,name      only these (default: all of KTEST_ARCH's)
 #   KTEST_ARCH             x86_64 (default) or arm64
+#   MUTANTS_TIMEOUT=s      each boot's limit (default 1200 s): a mutation
+#                          may hang the guest, and that is red enough
 #   MUTANTS_DRY=1          only check that every mutation (all
 #                          architectures) applies to a copy of its file,
 #                          and build nothing
@@ -90,7 +92,8 @@ mutants_run()
 		stale=$((stale + 1))
 		return
 	fi
-	KTEST_ONLY=$only FTRACETEST=none "$TOP/harness/boot.sh" ours test \
+	KTEST_TIMEOUT=${MUTANTS_TIMEOUT:-1200} KTEST_ONLY=$only FTRACETEST=none \
+		"$TOP/harness/boot.sh" ours test \
 		> "$log.boot.log" 2>&1 || rc=$?
 	fails=$(grep -E '^FAIL: ' "$log.boot.log" || true)
 	if [ "$rc" = 0 ]; then
