@@ -329,11 +329,14 @@ static void kpr_check_sleeper_stack(struct kunit *test)
 			      n);
 }
 
-void kpr_unregister_in_flight(struct kunit *test)
+/*
+ * A return probe on kpt_gate_wait() counting its handler's calls, in
+ * test->priv's heap slot (freed by the suite's exit if the case stops).
+ */
+static struct kretprobe *kpr_flight_probe(struct kunit *test)
 {
 	struct kpr_ctx *ctx = test->priv;
 	struct kretprobe *rp;
-	int n = KPR_FLIGHT_THREADS;
 
 	atomic_set(&kpr_flight_calls, 0);
 	atomic_set(&kpr_flight_late, 0);
@@ -343,29 +346,49 @@ void kpr_unregister_in_flight(struct kunit *test)
 	ctx->heap = rp;
 	rp->kp.addr = kpt_entry(kpt_gate_wait);
 	rp->handler = kpr_ret_flight;
-	rp->maxactive = 2 * n;
+	rp->maxactive = 2 * KPR_FLIGHT_THREADS;
 	KUNIT_ASSERT_EQ(test, kpr_register(test, rp), 0);
+	return rp;
+}
 
-	/* The probe works: a call through the open gate. */
-	KUNIT_EXPECT_EQ(test, kpt_gate_wait(1), 1 + KPT_GATE_ADD);
-	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
-
+/* Close the gate and let @n callers in; they sleep inside. */
+static void kpr_flight_fill(struct kunit *test, int n)
+{
 	kpt_gate_close();
 	KUNIT_ASSERT_EQ(test, kpr_crowd_start(n), n);
 	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
 			      "%d of %d callers inside", kpt_gate_inside(), n);
-	kpr_check_sleeper_stack(test);
-	kpr_unregister(test, rp);
-	WRITE_ONCE(kpr_flight_unregistered, true);
-	ctx->heap = NULL;
-	kfree(rp);
+}
 
+/* Open the gate: the @n callers return, each with its own value. */
+static void kpr_flight_drain(struct kunit *test, int n)
+{
 	kpt_gate_open();
 	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 60),
 			      "%d of %d callers returned",
 			      kpr_crowd_returned(), n);
 	KUNIT_EXPECT_TRUE(test, kpr_crowd_end(60));
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+}
+
+void kpr_unregister_in_flight(struct kunit *test)
+{
+	struct kpr_ctx *ctx = test->priv;
+	struct kretprobe *rp = kpr_flight_probe(test);
+	int n = KPR_FLIGHT_THREADS;
+
+	/* The probe works: a call through the open gate. */
+	KUNIT_EXPECT_EQ(test, kpt_gate_wait(1), 1 + KPT_GATE_ADD);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
+
+	kpr_flight_fill(test, n);
+	kpr_check_sleeper_stack(test);
+	kpr_unregister(test, rp);
+	WRITE_ONCE(kpr_flight_unregistered, true);
+	ctx->heap = NULL;
+	kfree(rp);
+
+	kpr_flight_drain(test, n);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_late), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_flight_calls), 1);
 }
@@ -378,31 +401,12 @@ void kpr_unregister_in_flight(struct kunit *test)
 void kpr_disable_in_flight(struct kunit *test)
 {
 	struct kpr_ctx *ctx = test->priv;
-	struct kretprobe *rp;
+	struct kretprobe *rp = kpr_flight_probe(test);
 	int n = KPR_FLIGHT_THREADS;
 
-	atomic_set(&kpr_flight_calls, 0);
-	atomic_set(&kpr_flight_late, 0);
-	WRITE_ONCE(kpr_flight_unregistered, false);
-	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, rp);
-	ctx->heap = rp;
-	rp->kp.addr = kpt_entry(kpt_gate_wait);
-	rp->handler = kpr_ret_flight;
-	rp->maxactive = 2 * n;
-	KUNIT_ASSERT_EQ(test, kpr_register(test, rp), 0);
-
-	kpt_gate_close();
-	KUNIT_ASSERT_EQ(test, kpr_crowd_start(n), n);
-	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 60),
-			      "%d of %d callers inside", kpt_gate_inside(), n);
+	kpr_flight_fill(test, n);
 	KUNIT_EXPECT_EQ(test, disable_kretprobe(rp), 0);
-	kpt_gate_open();
-	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 60),
-			      "%d of %d callers returned",
-			      kpr_crowd_returned(), n);
-	KUNIT_EXPECT_TRUE(test, kpr_crowd_end(60));
-	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	kpr_flight_drain(test, n);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpr_flight_calls), 0,
 			    "handlers run on returns after disable_kretprobe()");
 
