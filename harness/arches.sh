@@ -317,6 +317,8 @@ while read -r arch karch cross pkg must; do
 		failed=1
 		continue
 	fi
+	# A compiler that is there now: no "NOCC" line left from before.
+	sed -i "/^$arch - NOCC /d" "$RESULT"
 	for mode in ${ARCHES_MODES:-off on}; do
 		obj=$ADIR/$arch-$mode
 		log=$LOGS/arches-$TREE-$arch-$mode.log
