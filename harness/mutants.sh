@@ -137,7 +137,10 @@ flush()
 	name=
 }
 name='' arch='' file='' only='' red='' old='' new='' skip=''
-while IFS= read -r line || [ -n "$line" ]; do
+# The whole list is read before the first build: a run takes half an
+# hour, and the list may be edited meanwhile.
+mapfile -t list_lines < "$LIST"
+for line in "${list_lines[@]}"; do
 	case "$line" in
 	'#'*|'') continue ;;
 	'['*']') flush
@@ -153,7 +156,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 	'+ '*|'+') l=${line#+}; new=${new:+$new$'\n'}${l# } ;;
 	*) die "harness/mutants.list: cannot read: $line" ;;
 	esac
-done < "$LIST"
+done
 flush
 [ -n "${MUTANTS_DRY:-}" ] || mutants_prepare
 
