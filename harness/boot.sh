@@ -12,7 +12,7 @@
 #       console is virt's PL011 (ttyAMA0), user space a virtio console
 #       (hvc0).  i386 (KTEST_ARCH=i386): build/logs-i386/, a PC as on
 #       x86-64 (ttyS0, ttyS1).
-# Environment: FTRACETEST, PROBE_ALL, SYMBOL (passed to the guest),
+# Environment: FTRACETEST, PROBE_ALL, PROBE_ALL_LOG, SYMBOL (passed to the guest),
 # TCG=multi and KTEST_ONLY=case,case (one-off runs), KTEST_TIMEOUT (seconds
 # per boot, as given), KTEST_BASE_LIMIT (seconds per boot on the tuned
 # machine, scaled by the pace), KTEST_PACE, KTEST_CPU_QUOTA (common.sh,
@@ -64,6 +64,7 @@ qemu_cmd()
 	[ -n "${SYMBOL:-}" ] && append+=" ktest.symbol=$SYMBOL"
 	[ -n "${FTRACETEST:-}" ] && append+=" ktest.ftracetest=$FTRACETEST"
 	[ -n "${PROBE_ALL:-}" ] && append+=" ktest.probe_all=$PROBE_ALL"
+	[ -n "${PROBE_ALL_LOG:-}" ] && append+=" ktest.probe_all_log"
 	[ -n "$2" ] && append+=" ktest.only=$2"
 	# (The benchmark's icount runs the vCPUs on one thread anyway.)
 	if [ "$1" != multi ] && [ "$MODE" != bench ]; then

@@ -94,13 +94,8 @@ static const struct {
 	{ __noinstr_text_start, __noinstr_text_end },
 };
 
-/**
- * within_kprobe_blacklist() - may @addr not be probed?
- * @addr: an address of kernel or module text
- *
- * Return: true if probing @addr is forbidden.
- */
-bool within_kprobe_blacklist(unsigned long addr)
+/* Is @addr in a forbidden section or an entry of the list? */
+static bool kprobe_blacklisted_addr(unsigned long addr)
 {
 	struct kprobe_blacklist_entry *e;
 	bool hit = false;
@@ -121,6 +116,71 @@ bool within_kprobe_blacklist(unsigned long addr)
 	}
 	rcu_read_unlock();
 	return hit;
+}
+
+static int kprobe_clone_base_one(void *data, unsigned long addr)
+{
+	bool *listed = data;
+
+	*listed = kprobe_blacklisted_addr(addr);
+	return *listed;		/* found: stop the walk */
+}
+
+/*
+ * The compiler's copies of a function (foo.constprop.0, foo.isra.0,
+ * foo.part.0, foo.cold) run foo's code, often instead of foo itself:
+ * NOKPROBE_SYMBOL(foo) records foo's address only, yet a breakpoint in
+ * the copy recurses just the same (arm64's debug_exception_exit() is
+ * called through a .constprop copy, from the debug exception path).  A
+ * copy is forbidden when its base name is.  kallsyms cannot tell two
+ * static functions of one name apart, so any of them counts: a doubt
+ * refuses the probe.
+ */
+static bool kprobe_blacklisted_clone(unsigned long addr)
+{
+	char buf[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	char *name = buf + MODULE_NAME_LEN + 1, *modname = NULL, *dot;
+	bool listed = false;
+	size_t len = 0;
+
+	/* A module's name stays put while preemption is off. */
+	name[0] = '\0';
+	preempt_disable();
+	if (kallsyms_lookup(addr, NULL, NULL, &modname, name) && modname) {
+		len = strnlen(modname, MODULE_NAME_LEN - 1);
+		memcpy(name - len - 1, modname, len);
+	}
+	preempt_enable();
+	dot = strchr(name, '.');
+	if (!dot || dot == name)
+		return false;
+	*dot = '\0';
+	if (!len) {
+		kallsyms_on_each_match_symbol(kprobe_clone_base_one, name,
+					      &listed);
+		return listed;
+	}
+	/* The base is in the same module: "<module>:<name>". */
+	name -= len + 1;
+	name[len] = ':';
+	addr = kallsyms_lookup_name(name);
+	return addr && kprobe_blacklisted_addr(addr);
+}
+
+/**
+ * within_kprobe_blacklist() - may @addr not be probed?
+ * @addr: an address of kernel or module text
+ *
+ * Also true in a compiler's copy (foo.part.0 and the like) of a function
+ * that may not be probed.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: true if probing @addr is forbidden.
+ */
+bool within_kprobe_blacklist(unsigned long addr)
+{
+	return kprobe_blacklisted_addr(addr) || kprobe_blacklisted_clone(addr);
 }
 
 /*

@@ -148,6 +148,52 @@ t_bad_address()
 	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
 }
 
+# The compiler's copies of a function (foo.constprop.0, foo.isra.0,
+# foo.part.0, foo.cold) are refused where foo carries NOKPROBE_SYMBOL():
+# they run its code, often in its stead.  Which functions carry it comes
+# from kallsyms (the _kbl_addr_foo record the macro leaves, with
+# KALLSYMS_ALL), not from the blacklist under test.  vmlinux has such
+# copies or not, as the compiler chose (arm64's debug_exception_exit.
+# constprop.0, on the debug exception's own path); kprobes_target has one
+# named by hand, and the copy of an unlisted function that must be taken.
+t_blacklist_clones()
+{
+	need_target || return
+	clones=$(awk 'NF == 3 && $3 ~ /^_kbl_addr_/ { b[substr($3, 11)] = 1; next }
+	     NF == 3 && $2 ~ /^[tT]$/ && index($3, ".") > 1 { c[$3] = 1 }
+	     END {
+		for (s in c) {
+			x = s
+			sub(/\..*/, "", x)
+			if (x in b)
+				print s
+		}
+	     }' /proc/kallsyms)
+	grep -q '^[0-9a-f]* [dD] _kbl_addr_kpt_bl_nokprobe	\[kprobes_target\]' \
+		/proc/kallsyms ||
+		fail "no _kbl_addr_kpt_bl_nokprobe in /proc/kallsyms" || return
+	nv=$(echo $clones | wc -w)
+	before=$(splat_count)
+	# The warning names the address's first name in kallsyms, which may
+	# be another copy at the same address (trace_hardirqs_off.part.0 for
+	# trace_hardirqs_off_finish.part.0): any such warning counts.
+	w='+0x0/0x[0-9a-f]* .*is on the blacklist'
+	for s in $clones kprobes_target:kpt_bl_nokprobe.constprop.0; do
+		n0=$(dmesg | grep -c "$w")
+		holder sym=$s &&
+			{ fail "a probe on $s was taken"; return; }
+		upstream || [ "$(dmesg | grep -c "$w")" -gt "$n0" ] ||
+			fail "no warning that $s is on the blacklist" || return
+	done
+	holder sym=kprobes_target:kpt_shell_a.part.0 ||
+		fail "a probe on kpt_shell_a.part.0 (unlisted) was refused" ||
+		return
+	unload kprobes_holder
+	diag "$nv copies of NOKPROBE_SYMBOL() functions in vmlinux:" \
+	     "$(echo ${clones:-none})"
+	[ "$(splat_count)" = "$before" ] || fail "kernel splat"
+}
+
 # Three forks from a shell named ktest_fork: each a kernel_clone() call.
 fork3()
 {
@@ -262,5 +308,6 @@ t_samples()
 	sample_kretprobe
 }
 
-AREA_CASES="cpus irq_masking kunit_suites holder_loop bad_address samples"
+AREA_CASES="cpus irq_masking kunit_suites holder_loop bad_address blacklist_clones"
+AREA_CASES="$AREA_CASES samples"
 ktest_main "$@"

@@ -292,18 +292,28 @@ pa_define()
 	done < "$1"
 }
 
+# Where batch $1 has got to, on the console: a splat or a hang is then
+# placed in its phase.
+pa_mark()
+{
+	echo "probe_all_functions: batch $1: $2" > /dev/kmsg
+}
+
 # Which functions t_probe_all_functions probes (ktest.probe_all=): "all",
 # or K/N for those whose name hashes to K modulo N.  Default: a
 # sixteenth, K/16 with K taken from the MD5 sum of /proc/version, so that
 # each kernel build gets its own slice and a rerun of the same build the
 # same one.  Every function at once takes about 16 times the default slice
 # (half an hour on the base configuration under TCG).
-# Sets $pa_k and $pa_n.
+# Sets $pa_k and $pa_n, and $pa_log with ktest.probe_all_log (each
+# batch's functions on the console).
 pa_slice()
 {
 	pa_k=
+	pa_log=
 	for arg in $(cat /proc/cmdline); do
 		case $arg in
+		ktest.probe_all_log) pa_log=1 ;;
 		ktest.probe_all=all) pa_k=0 pa_n=1 ;;
 		ktest.probe_all=*/*)
 			pa_k=${arg#*=}
@@ -384,10 +394,19 @@ t_probe_all_functions()
 	b=0
 	while [ $b -lt $nb ]; do
 		echo "probe_all_functions: batch $b of $nb" > /dev/kmsg
+		# ktest.probe_all_log: the batch's functions on the console
+		# before their probes exist, for a batch that takes the
+		# kernel down with it.
+		if [ -n "$pa_log" ]; then
+			while read -r x x x name; do
+				echo "probe_all_functions: $name" > /dev/kmsg
+			done < "$PA_TMP/batch$b"
+		fi
 		pa_now
 		t1=$pa_t
 		tb=$pa_t
 		pa_define "$PA_TMP/batch$b"
+		pa_mark "$b" "defined, enabling"
 		pa_now
 		tdef=$((tdef + pa_t - t1))
 		ndef=$((ndef + pa_ndef))
@@ -403,6 +422,7 @@ t_probe_all_functions()
 		pa_now
 		ten=$((ten + pa_t - t1))
 		t1=$pa_t
+		pa_mark "$b" "enabled, running the workload"
 		nd=$(grep -c 'DISABLED' "$KPDIR/list")
 		[ "$nd" = "$nd0" ] ||
 			fail "batch $b: $((nd - nd0)) probes [DISABLED] after enabling" ||
@@ -412,6 +432,7 @@ t_probe_all_functions()
 			{ pa_cleanup kpall; return 1; }
 		pa_now
 		twork=$((twork + pa_t - t1))
+		pa_mark "$b" "workload done, disabling"
 		t1=$pa_t
 		echo 0 > "$TRACEFS/events/kpall/enable" ||
 			fail "batch $b: cannot disable the group" ||
@@ -445,6 +466,7 @@ t_probe_all_functions()
 			fail "batch $b: $(($3 - t)) hits while disabled" ||
 			{ pa_cleanup kpall; return 1; }
 		t1=$pa_t
+		pa_mark "$b" "removing"
 		echo "-:kpall/" >> "$ke" ||
 			fail "batch $b: cannot remove the group" ||
 			{ pa_cleanup kpall; return 1; }

@@ -137,6 +137,26 @@ static __used noinstr int kpt_bl_noinstr(int x)
 	return x + 3;
 }
 
+/*
+ * Never called: two functions named the way the compiler names its
+ * copies of a function.  The copy of a NOKPROBE_SYMBOL() function is to
+ * be refused as the function is; the copy of any other stays probeable
+ * (the suite's blacklist_clones).  Named by hand, since the compiler
+ * copies a function only where it sees a gain.
+ */
+static int kpt_bl_copy_listed(int x) asm("kpt_bl_nokprobe.constprop.0");
+static int kpt_bl_copy_free(int x) asm("kpt_shell_a.part.0");
+
+static __used noinline int kpt_bl_copy_listed(int x)
+{
+	return x + 4;
+}
+
+static __used noinline int kpt_bl_copy_free(int x)
+{
+	return x + 5;
+}
+
 __used noinline int kpt_shell_a(int x)
 {
 	asm volatile("");
