@@ -15,7 +15,8 @@
 # once in its file, or whose tree does not build, is stale: the list
 # must be mended.  At the end the tree is prepared once more, so that it
 # is ours again (the next build recompiles what the last mutation
-# touched).
+# touched), and the mutant's kernel image is deleted: a boot without a
+# build first would otherwise test a mutant.
 #
 #   MUTANTS=name,name      only these (default: all of KTEST_ARCH's)
 #   KTEST_ARCH             x86_64 (default) or arm64
@@ -158,7 +159,13 @@ for line in "${list_lines[@]}"; do
 	esac
 done
 flush
-[ -n "${MUTANTS_DRY:-}" ] || mutants_prepare
+if [ -z "${MUTANTS_DRY:-}" ]; then
+	mutants_prepare
+	# The kernel built last is a mutant's: gone, so that harness/boot.sh
+	# asks for a build instead of booting it.
+	variant_set base
+	rm -f "$OBJ/$KIMAGE"
+fi
 
 if [ -n "${MUTANTS_DRY:-}" ]; then
 	echo "$reds apply, $stale stale, $notrun not runnable under TCG"

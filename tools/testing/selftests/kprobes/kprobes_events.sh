@@ -10,16 +10,23 @@
 cd "$(dirname "$0")" || exit 1
 . ./kprobes_lib.sh
 
-# perf_event_open() with the kprobe PMU, by the static helper program.
+# perf_event_open() with the kprobe PMU, by the static helper program:
+# vfs_read by name and by address (kprobe_addr), each read counted once
+# and sampled inside vfs_read; and inside vfs_read's first instruction
+# (probe_offset: one byte into x86's call or endbr64, two into arm64's
+# four-byte instruction), refused with EILSEQ.
 t_perf_kprobe_pmu()
 {
 	[ -r /sys/bus/event_source/devices/kprobe/type ] ||
 		{ why="no kprobe PMU"; return 2; }
 	[ -x ./kprobes_perf ] || { why="kprobes_perf not built"; return 2; }
-	out=$(./kprobes_perf vfs_read 2>&1)
-	rc=$?
-	[ $rc -eq 0 ] || fail "kprobes_perf: $out" || return
-	diag "$out"
+	off=1
+	[ "$KP_ARCH" = aarch64 ] && off=2
+	for args in vfs_read "-A vfs_read" "-o $off vfs_read"; do
+		out=$(./kprobes_perf $args 2>&1) ||
+			fail "kprobes_perf $args: $out" || return
+		diag "$out"
+	done
 }
 
 # Lines of kprobe code pages in /proc/kallsyms.

@@ -33,7 +33,8 @@ t_kretprobe_suite()
 }
 
 # perf_event_open() with the kprobe PMU and its retprobe bit: a return
-# probe counts each read's return.
+# probe counts each read's return once, and is sampled where vfs_read
+# returns to, in its caller.
 t_perf_kretprobe_pmu()
 {
 	[ -r /sys/bus/event_source/devices/kprobe/type ] ||

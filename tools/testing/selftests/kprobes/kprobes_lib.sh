@@ -259,6 +259,38 @@ holder()
 	insmod $MODS/kprobes_holder.ko "$@" 2>/dev/null
 }
 
+# The number of errno $1 (ENOENT, EINVAL or EILSEQ) on this architecture.
+errno_num()
+{
+	case $1:$KP_ARCH in
+	ENOENT:*) echo 2 ;;
+	EINVAL:*) echo 22 ;;
+	EILSEQ:mips*) echo 88 ;;
+	EILSEQ:parisc*) echo 47 ;;
+	EILSEQ:sparc*) echo 122 ;;
+	EILSEQ:*) echo 84 ;;
+	esac
+}
+
+# refused WHAT ERRNO PARAMS...: kprobes_holder.ko with PARAMS must fail to
+# load because registering the probe on WHAT ("sym+off", as the holder
+# names it) returned -ERRNO (a name: errno_num), which the holder logs.
+# Any other outcome fails, in $why.
+refused()
+{
+	rf_line="kprobes_holder: cannot probe $1: -$(errno_num "$2")\$"
+	rf_n0=$(dmesg | grep -c "$rf_line")
+	shift 2
+	if holder "$@"; then
+		unload kprobes_holder
+		why="taken"
+		return 1
+	fi
+	[ "$(dmesg | grep -c "$rf_line")" -gt "$rf_n0" ] && return 0
+	why="refused otherwise: $(dmesg | grep 'kprobes_holder: cannot probe' | tail -n 1)"
+	return 1
+}
+
 # The kernel has return probes (CONFIG_KRETPROBES): register_kretprobe()
 # is a function then, not an inline stub.
 have_kret()

@@ -82,18 +82,22 @@ t_holder_loop()
 			fail "round $i: hits $(hld hits)/$(hld hits2), want 3/3" ||
 			return
 		unload kprobes_holder || fail "round $i: rmmod failed" || return
-		holder sym=kpk_no_such_symbol &&
-			{ fail "round $i: unknown symbol accepted"; return; }
+		# The errnos the documentation gives: ENOENT for a symbol
+		# that does not exist, EILSEQ inside an instruction.
+		refused kpk_no_such_symbol+0 ENOENT sym=kpk_no_such_symbol ||
+			fail "round $i: unknown symbol: $why" || return
 		# Inside kpt_asm_add's first instruction: one byte into
 		# x86-64's two-byte mov, two into arm64's four-byte one.
 		# (Only where kpt_asm_add is: elsewhere the symbol is missing.)
 		off=1
 		[ "$KP_ARCH" = aarch64 ] && off=2
 		! asm_targets ||
-		! holder sym=kprobes_target:kpt_asm_add offset=$off ||
-			{ fail "round $i: kpt_asm_add+$off accepted"; return; }
-		holder sym=kprobes_target:kpt_shell_a sym2=kpk_no_such_symbol &&
-			{ fail "round $i: bad second probe accepted"; return; }
+		refused kprobes_target:kpt_asm_add+$off EILSEQ \
+			sym=kprobes_target:kpt_asm_add offset=$off ||
+			fail "round $i: kpt_asm_add+$off: $why" || return
+		refused kpk_no_such_symbol+0 ENOENT sym=kprobes_target:kpt_shell_a \
+			sym2=kpk_no_such_symbol ||
+			fail "round $i: bad second probe: $why" || return
 		i=$((i + 1))
 	done
 	grep -q -E 'kpt_shell_[ab]\+' "$KPDIR/list" &&
@@ -104,7 +108,7 @@ t_holder_loop()
 # Addresses that are not text, given to kprobe_events (p: at an address)
 # and to the perf kprobe PMU (kprobe_addr): data, an unmapped address, a
 # user address, and __pfx_/__cfi_ symbols where the configuration has
-# them.  Each is refused, and nothing oopses.
+# them.  Each is refused with EINVAL, and nothing oopses.
 t_bad_address()
 {
 	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
@@ -114,8 +118,12 @@ t_bad_address()
 		/proc/kallsyms)
 	[ -n "$data" ] || fail "no address for jiffies in /proc/kallsyms" || return
 	for a in $data ffffffffdead0000 1000; do
-		echo "p:kpk_bad 0x$a" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+		echo "p:kpk_bad 0x$a" >> "$TRACEFS/kprobe_events" \
+			2> /tmp/ktest.err &&
 			{ fail "kprobe_events took p: at 0x$a"; return; }
+		grep -q "Invalid argument" /tmp/ktest.err ||
+			fail "p: at 0x$a: $(cat /tmp/ktest.err), want EINVAL" ||
+			return
 		if [ -x ./kprobes_perf ] &&
 		   [ -r /sys/bus/event_source/devices/kprobe/type ]; then
 			out=$(./kprobes_perf -a "$a" 2>&1) ||
@@ -126,8 +134,12 @@ t_bad_address()
 	for s in __pfx_vfs_read __cfi_vfs_read; do
 		grep -q " $s\$" /proc/kallsyms || continue
 		n=$((n + 1))
-		echo "p:kpk_bad $s" >> "$TRACEFS/kprobe_events" 2>/dev/null &&
+		echo "p:kpk_bad $s" >> "$TRACEFS/kprobe_events" \
+			2> /tmp/ktest.err &&
 			{ fail "kprobe_events took p: on $s"; return; }
+		grep -q "Invalid argument" /tmp/ktest.err ||
+			fail "p: on $s: $(cat /tmp/ktest.err), want EINVAL" ||
+			return
 	done
 	[ $n -gt 0 ] || diag "no __pfx_ or __cfi_ symbols in this configuration"
 	# vmlinux's init text, freed after boot, is refused as no text to
@@ -139,8 +151,8 @@ t_bad_address()
 	if grep -q " start_kernel\$" /proc/kallsyms; then
 		w='start_kernel+0x0/0x[0-9a-f]* is not kernel or module text'
 		n0=$(dmesg | grep -c "$w")
-		holder sym=start_kernel &&
-			{ fail "a probe on start_kernel (init text) was taken"; return; }
+		refused start_kernel+0 EINVAL sym=start_kernel ||
+			fail "a probe on start_kernel (init text): $why" || return
 		upstream || [ "$(dmesg | grep -c "$w")" -gt "$n0" ] ||
 			fail "no warning that start_kernel is no text to probe" ||
 			return
@@ -180,8 +192,8 @@ t_blacklist_clones()
 	w='+0x0/0x[0-9a-f]* .*is on the blacklist'
 	for s in $clones kprobes_target:kpt_bl_nokprobe.constprop.0; do
 		n0=$(dmesg | grep -c "$w")
-		holder sym=$s &&
-			{ fail "a probe on $s was taken"; return; }
+		refused "$s+0" EINVAL sym=$s || fail "a probe on $s: $why" ||
+			return
 		upstream || [ "$(dmesg | grep -c "$w")" -gt "$n0" ] ||
 			fail "no warning that $s is on the blacklist" || return
 	done
