@@ -54,6 +54,7 @@ ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_module',
                   'kunit:kprobes_handlers.kpk_post_owed_after_opt',
                   'kunit:kprobes_handlers.kpk_step_watchpoint',
                   'kunit:kprobes_kretprobe.kpr_disable_in_flight',
+                  'suite:blacklist_clones',
                   'suite:kmemleak_last',
                   'suite:kptr_restrict']
 # And the skip reasons they show that were reworded since: (case, the

@@ -115,9 +115,14 @@ why=
 
 # ---------------------------------------------------------------- helpers
 
+# KTAP diagnostics: "# " before each line (a fork only for several).
 diag()
 {
-	echo "# $*"
+	case $* in
+	*"
+"*)	echo "$*" | sed 's/^/# /' ;;
+	*)	echo "# $*" ;;
+	esac
 }
 
 # Is case $1 to run (ktest.only)?
