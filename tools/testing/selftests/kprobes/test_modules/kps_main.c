@@ -213,6 +213,8 @@ struct kps_probe {
 static atomic_t kps_hits[KPS_MAX_IDS];
 /* Handler runs from the timer callback (hard interrupt context). */
 static atomic_t kps_timer_hits;
+/* Of those, return probes' handler runs (entry and return). */
+static atomic_t kps_timer_rhits;
 static DEFINE_PER_CPU(bool, kps_in_timer);
 
 static DEFINE_PER_CPU(unsigned int, kps_hit_seq);
@@ -721,6 +723,8 @@ struct kps_rprobe {
 static int kps_rcount(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	kps_count_id(&container_of(get_kretprobe(ri), struct kps_rprobe, rp)->id);
+	if (this_cpu_read(kps_in_timer))
+		atomic_inc(&kps_timer_rhits);
 	return 0;
 }
 
@@ -808,20 +812,26 @@ static void kps_rcycle(struct kps_ctx *ctx, unsigned int iter)
 
 /*
  * Return probes come and go on the function entries while both CPUs run
- * through them.  Each function keeps a resident kprobe, so that the site
- * stays armed and no text changes under the callers: what is stressed is
- * the return-probe life cycle, instances in flight on other CPUs included.
+ * through them, and a timer interrupt runs them on the test thread's CPU
+ * too.  Each function keeps a resident kprobe, so that the site stays
+ * armed and no text changes under the callers: what is stressed is the
+ * return-probe life cycle, instances in flight on other CPUs and in the
+ * interrupted thread included.
  */
 static void kps_kretprobes(struct kunit *test)
 {
 	struct kps_ctx *ctx = test->priv;
 	unsigned long end;
-	int i;
+	int i, ret;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "needs two online CPUs");
 	for (i = 0; i < KPS_NFNS; i++)
 		KUNIT_ASSERT_NOT_NULL(test, kps_resident(ctx, KPS_T_FN0 + i));
+	ret = set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	ctx->bound = true;
+	kps_start_timer(ctx);
 	KUNIT_ASSERT_EQ(test, kps_start_workers(ctx), 0);
 
 	end = jiffies + msecs_to_jiffies(KPS_IRQ_MS);
@@ -834,16 +844,20 @@ static void kps_kretprobes(struct kunit *test)
 	kps_tail(ctx);
 	kps_stop(ctx);
 
-	kunit_info(test, "%u cycles, %u probes, %ld hits; calls: %ld + %ld (threads), %ld (test)\n",
+	kunit_info(test, "%u cycles, %u probes, %ld hits; calls: %ld + %ld (threads), %ld (test), %ld (timer); %d return probe handler runs in the timer\n",
 		   ctx->cycles, ctx->next_id, kps_total_hits(ctx),
 		   atomic_long_read(&ctx->wcall[0].calls),
 		   atomic_long_read(&ctx->wcall[1].calls),
-		   atomic_long_read(&ctx->self.calls));
+		   atomic_long_read(&ctx->self.calls),
+		   atomic_long_read(&ctx->tcall.calls),
+		   atomic_read(&kps_timer_rhits));
 	kps_expect_right(test, &ctx->wcall[0], "thread 0");
 	kps_expect_right(test, &ctx->wcall[1], "thread 1");
 	kps_expect_right(test, &ctx->self, "test thread");
+	kps_expect_right(test, &ctx->tcall, "timer");
 	kps_expect_silent(ctx);
 	KUNIT_EXPECT_GT(test, kps_total_hits(ctx), 0L);
+	KUNIT_EXPECT_GT(test, atomic_read(&kps_timer_rhits), 0);
 	KUNIT_EXPECT_GT(test, ctx->cycles, 4U);
 }
 #else
@@ -1121,6 +1135,7 @@ static int kps_init(struct kunit *test)
 		atomic_set(&kps_hits[i], 0);
 	}
 	atomic_set(&kps_timer_hits, 0);
+	atomic_set(&kps_timer_rhits, 0);
 	ctx->self.x = 3U << 30;
 	ctx->tcall.x = 2U << 30;
 	test->priv = ctx;
