@@ -188,8 +188,9 @@ t_blacklist_clones()
 	before=$(splat_count)
 	# The warning names the address's first name in kallsyms, which may
 	# be another copy at the same address (trace_hardirqs_off.part.0 for
-	# trace_hardirqs_off_finish.part.0): any such warning counts.
-	w='+0x0/0x[0-9a-f]* .*is on the blacklist'
+	# trace_hardirqs_off_finish.part.0): any such warning counts.  With
+	# IBT the probe sits past the ENDBR, at +0x4.
+	w='+0x[0-9a-f]*/0x[0-9a-f]* .*is on the blacklist'
 	for s in $clones kprobes_target:kpt_bl_nokprobe.constprop.0; do
 		n0=$(dmesg | grep -c "$w")
 		refused "$s+0" EINVAL sym=$s || fail "a probe on $s: $why" ||
