@@ -94,9 +94,13 @@ variant_set()
 		# What makes the configuration: besides preemption, functions
 		# that start with a landing pad (endbr64) on x86-64, with
 		# paciasp on arm64 (base has it too; see arm64.config); i386
-		# has no landing pads.
+		# has no landing pads.  On x86-64 also Debian's mitigations
+		# (return thunks, __pfx_ padding) and UBSAN, KFENCE and
+		# DEBUG_LIST (preempt-x86_64.config).
 		case "$KTEST_ARCH" in
-		x86_64) VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT) ;;
+		x86_64) VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT X86_KERNEL_IBT
+				    CALL_PADDING PREFIX_SYMBOLS MITIGATION_RETHUNK
+				    UBSAN UBSAN_BOUNDS KFENCE DEBUG_LIST) ;;
 		arm64)  VESSENTIAL=(PREEMPT_DYNAMIC DEBUG_PREEMPT ARM64_PTR_AUTH_KERNEL
 				    ARM64_PSEUDO_NMI)
 			# Interrupts masked by priority (the registration

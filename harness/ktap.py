@@ -60,7 +60,7 @@ SPLAT = re.compile(
     r'|sleeping function called from invalid context'
     r'|detected stall|soft lockup|hard LOCKUP'
     r'|kretprobe BUG!|printk messages dropped|BUG: using __this_cpu'
-    r'|^Internal error: ')
+    r'|^Internal error: |^UBSAN: ')
 
 # The messages of our kprobes ("kprobes: " and the text of a pr_warn() or
 # worse), in two lists; each line of the product's own must match exactly

@@ -35,6 +35,9 @@ MDIR=$BUILD/mutants
 LIST=$TOP/harness/mutants.list
 mkdir -p "$MDIR"
 export KTEST_VARIANT=base KTEST_VARIANTS=base
+# The configurations a mutant was built in: their kernels are deleted at
+# the end.
+used_variants=
 
 mutants_prepare()
 {
@@ -72,6 +75,9 @@ mutants_run()
 	local log=$MDIR/$name
 	local rc=0 fails target=$SRC/$file
 
+	export KTEST_VARIANT=$variant KTEST_VARIANTS=$variant
+	[[ " $used_variants " == *" $variant "* ]] ||
+		used_variants="$used_variants $variant"
 	if [ -n "${MUTANTS_DRY:-}" ]; then
 		target=$MDIR/dry.file
 		cp "$TOP/$file" "$target"
@@ -137,7 +143,7 @@ flush()
 	fi
 	name=
 }
-name='' arch='' file='' only='' red='' old='' new='' skip=''
+name='' arch='' variant='' file='' only='' red='' old='' new='' skip=''
 # The whole list is read before the first build: a run takes half an
 # hour, and the list may be edited meanwhile.
 mapfile -t list_lines < "$LIST"
@@ -146,8 +152,10 @@ for line in "${list_lines[@]}"; do
 	'#'*|'') continue ;;
 	'['*']') flush
 		name=${line#[}; name=${name%]}
-		arch=x86_64 file='' only='' red='' old='' new='' skip='' ;;
+		arch=x86_64 variant=base file='' only='' red='' old='' new=''
+		skip='' ;;
 	'arch: '*) arch=${line#arch: } ;;
+	'variant: '*) variant=${line#variant: } ;;
 	'file: '*) file=${line#file: } ;;
 	'only: '*) only=${line#only: } ;;
 	'red: '*) red=${red:+$red;}${line#red: } ;;
@@ -160,11 +168,14 @@ for line in "${list_lines[@]}"; do
 done
 flush
 if [ -z "${MUTANTS_DRY:-}" ]; then
-	mutants_prepare
-	# The kernel built last is a mutant's: gone, so that harness/boot.sh
-	# asks for a build instead of booting it.
-	variant_set base
-	rm -f "$OBJ/$KIMAGE"
+	# The kernels built are mutants': gone, so that harness/boot.sh asks
+	# for a build instead of booting one.
+	for v in ${used_variants:-base}; do
+		export KTEST_VARIANT=$v
+		mutants_prepare
+		variant_set "$v"
+		rm -f "$OBJ/$KIMAGE"
+	done
 fi
 
 if [ -n "${MUTANTS_DRY:-}" ]; then

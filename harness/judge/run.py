@@ -54,7 +54,9 @@ ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_module',
                   'kunit:kprobes_handlers.kpk_post_owed_after_opt',
                   'kunit:kprobes_handlers.kpk_step_watchpoint',
                   'kunit:kprobes_kretprobe.kpr_disable_in_flight',
+                  'kunit:kprobes_kretprobe.kpr_burst',
                   'suite:blacklist_clones',
+                  'suite:cpu_hotplug',
                   'suite:kmemleak_last',
                   'suite:kptr_restrict']
 # And the skip reasons they show that were reworded since: (case, the
@@ -330,6 +332,10 @@ CHECKS = [
      mutate('test', 'log', insert_after(r'Run /init', [
          'BUG: sleeping function called from invalid context at mm/slub.c:4119'])),
      (), None, 1, r'kernel splat: BUG: sleeping function'),
+    ('an UBSAN report (the preempt configuration has UBSAN)',
+     mutate('test', 'log', insert_after(r'Run /init', [
+         'UBSAN: shift-out-of-bounds in kernel/kprobes/arm.c:120:5'])),
+     (), None, 1, r'kernel splat: UBSAN: shift-out-of-bounds'),
     # kprobes' own messages that say it went wrong (ktap.py's
     # KPROBES_ERRORS), each a failure unless a case declares it.
     ('kprobes could not arm some probes',

@@ -25,6 +25,7 @@ HLD=/sys/module/kprobes_holder/parameters
 SUITES="kprobes_api kprobes_errors kprobes_handlers kprobes_blacklist"
 SPLAT='WARNING: CPU|BUG: |Oops|general protection fault|Kernel panic|kretprobe BUG!'
 SPLAT="$SPLAT|printk messages dropped|sleeping function called from invalid context"
+SPLAT="$SPLAT|UBSAN: "
 KMEMLEAK=$DEBUGFS/kmemleak
 # A leak is ours when its allocation backtrace names kprobes or one of the
 # test modules, or has a frame that no longer resolves to a symbol: code of

@@ -17,6 +17,25 @@
 
 	.text
 
+/*
+ * A return that stays as written: one byte, "ret".  RET is a jump to the
+ * return thunk under MITIGATION_RETHUNK, which the kernel rewrites when it
+ * loads the module (into ret and int3 padding, or a jump to another
+ * thunk), while the layouts below are written for the bytes that run.
+ * Under MITIGATION_SLS an int3 follows, after the function's measured end
+ * (KPT_RET_SLS).
+ */
+.macro KPT_RET
+	ANNOTATE_UNRET_SAFE
+	ret
+.endm
+
+.macro KPT_RET_SLS
+#ifdef CONFIG_MITIGATION_SLS
+	int3
+#endif
+.endm
+
 /* int kpt_asm_add(int x): returns x + KPT_ADD_IMM. */
 SYM_FUNC_START(kpt_asm_add)
 	movl	%edi, %eax
@@ -238,6 +257,8 @@ SYM_FUNC_START(kpt_bnd_asm)
 	KPB	leaq	kpt_bnd_asm_mix(%rip), %r8
 	KPB	movl	%eax, %edi
 	KPB	movl	%ebx, %esi
+	/* On purpose, with retpolines too: the probed call is this one. */
+	ANNOTATE_RETPOLINE_SAFE
 	KPB	call	*%r8
 
 	/* Store to the lane's cell, RIP-relative, and read it back. */
@@ -261,8 +282,9 @@ SYM_FUNC_START(kpt_bnd_asm)
 	KPB	popq	%r12
 	KPB	popq	%rbx
 	KPB	leave
-	KPB	RET
+	KPB	KPT_RET
 .Lkpb_asm_end:
+	KPT_RET_SLS
 SYM_FUNC_END(kpt_bnd_asm)
 EXPORT_SYMBOL_GPL(kpt_bnd_asm)
 
@@ -294,8 +316,9 @@ SYM_FUNC_START(kpt_opt_asm)
 	KPO	shlq	$3, %rdx
 	KPO	xorq	%rdx, %rax		/* ... ^ (a << 3) */
 	KPO	subq	%rsi, %rax		/* ... - b */
-	KPO	RET
+	KPO	KPT_RET
 .Lkpo_asm_end:
+	KPT_RET_SLS
 SYM_FUNC_END(kpt_opt_asm)
 EXPORT_SYMBOL_GPL(kpt_opt_asm)
 
