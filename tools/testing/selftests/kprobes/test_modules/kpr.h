@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/kprobes.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include "kprobes_target.h"
 
 struct kunit;
@@ -167,6 +168,9 @@ struct kpr_crowd {
 	struct completion gone;		/* alive reached zero */
 	int refs_before;		/* module_refcount() before */
 	struct task_struct *first;	/* thread 0, referenced */
+	bool hold;			/* threads wait for kpr_crowd_release() */
+	atomic_t held;			/* ... and this many are there */
+	wait_queue_head_t hold_wq;
 };
 
 /* kpr_main.c */
@@ -189,6 +193,9 @@ int kpr_ret_check(struct kretprobe_instance *ri, struct pt_regs *regs);
 int kpr_ret_stack(struct kretprobe_instance *ri, struct pt_regs *regs);
 void kpr_expect_healthy(struct kunit *test, int (*fn)(int), int add);
 int kpr_crowd_start(int n);
+int kpr_crowd_start_held(int n);
+int kpr_crowd_held(void);
+void kpr_crowd_release(void);
 int kpr_crowd_start_paced(int n, void (*pace)(int started, void *arg),
 			  void *arg);
 bool kpr_wait_count(int (*read)(void), int n, int secs);
@@ -206,6 +213,7 @@ void kpr_uaccess(struct kunit *test);
 void kpr_task_exit(struct kunit *test);
 void kpr_recursion_maxactive_1(struct kunit *test);
 void kpr_no_miss(struct kunit *test);
+void kpr_burst(struct kunit *test);
 void kpr_pool_trim_last_cached(struct kunit *test);
 
 /* kpr_edge.c */

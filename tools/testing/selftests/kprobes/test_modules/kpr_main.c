@@ -313,6 +313,10 @@ static int kpr_crowd_thread(void *arg)
 {
 	int x = (long)arg;
 
+	if (READ_ONCE(kpr_crowd.hold)) {
+		atomic_inc(&kpr_crowd.held);
+		wait_event(kpr_crowd.hold_wq, !READ_ONCE(kpr_crowd.hold));
+	}
 	if (kpt_gate_wait(x) != x + KPT_GATE_ADD)
 		atomic_inc(&kpr_crowd.wrong);
 	atomic_inc(&kpr_crowd.returned);
@@ -336,6 +340,7 @@ int kpr_crowd_start_paced(int n, void (*pace)(int started, void *arg),
 	atomic_set(&kpr_crowd.returned, 0);
 	atomic_set(&kpr_crowd.wrong, 0);
 	atomic_set(&kpr_crowd.alive, 1);
+	atomic_set(&kpr_crowd.held, 0);
 	init_completion(&kpr_crowd.gone);
 	kpr_crowd.refs_before = module_refcount(THIS_MODULE);
 
@@ -369,6 +374,28 @@ int kpr_crowd_start(int n)
 	return kpr_crowd_start_paced(n, NULL, NULL);
 }
 
+/*
+ * Start @n crowd threads that wait, before they call kpt_gate_wait(),
+ * until kpr_crowd_release() lets them all go at once: a burst of calls.
+ */
+int kpr_crowd_start_held(int n)
+{
+	init_waitqueue_head(&kpr_crowd.hold_wq);
+	WRITE_ONCE(kpr_crowd.hold, true);
+	return kpr_crowd_start_paced(n, NULL, NULL);
+}
+
+int kpr_crowd_held(void)
+{
+	return atomic_read(&kpr_crowd.held);
+}
+
+void kpr_crowd_release(void)
+{
+	WRITE_ONCE(kpr_crowd.hold, false);
+	wake_up_all(&kpr_crowd.hold_wq);
+}
+
 /* Wait up to @secs seconds for @read() to reach @n; true when it did. */
 bool kpr_wait_count(int (*read)(void), int n, int secs)
 {
@@ -397,6 +424,9 @@ bool kpr_crowd_end(int secs)
 
 	if (!kpr_crowd.active)
 		return true;
+	/* A case that stopped early may have left threads held. */
+	if (READ_ONCE(kpr_crowd.hold))
+		kpr_crowd_release();
 	if (!wait_for_completion_timeout(&kpr_crowd.gone,
 					 msecs_to_jiffies(kpt_paced_ms(secs * 1000))))
 		return false;
@@ -823,6 +853,7 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_find_ret_addr),
 	KUNIT_CASE(kpr_uaccess),
 	KUNIT_CASE_SLOW(kpr_no_miss),
+	KUNIT_CASE_SLOW(kpr_burst),
 	KUNIT_CASE_SLOW(kpr_pool_trim_last_cached),
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),

@@ -928,6 +928,73 @@ void kpr_no_miss(struct kunit *test)
 	kpr_unregister(test, &p->rp);
 }
 
+/*
+ * The same crowd in a burst: the threads are started first and held
+ * back, then let go at once, so that calls come faster than the pool's
+ * work item can grow it.  What the documentation promises for a burst:
+ * the pool grows
+ * past its floor, and a call that finds no instance is counted in
+ * rp->nmissed, never lost and never given a wrong value.  So every call
+ * is either an entry or a miss, every entry comes back exactly once, and
+ * every caller gets its own value.  Upstream, where maxactive is a
+ * ceiling, keeps the same books.
+ */
+void kpr_burst(struct kunit *test)
+{
+	struct kpr_probe *p;
+	int n, entries;
+
+	p = kpr_new(0);
+	p->rp.kp.addr = kpt_entry(kpt_gate_wait);
+	p->rp.entry_handler = kpr_entry_save;
+	p->rp.handler = kpr_ret_check;
+	p->rp.data_size = sizeof(struct kpr_data);
+	p->add = KPT_GATE_ADD;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+
+	kpt_gate_close();
+	n = kpr_crowd_start_held(KPR_CROWD);
+	KUNIT_ASSERT_EQ_MSG(test, n, KPR_CROWD, "only %d threads started", n);
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_held, n, 180),
+			      "%d of %d callers held", kpr_crowd_held(), n);
+	kpr_crowd_release();
+	KUNIT_ASSERT_TRUE_MSG(test, kpr_wait_count(kpt_gate_inside, n, 180),
+			      "%d of %d callers inside", kpt_gate_inside(), n);
+	entries = atomic_read(&p->entries);
+#ifdef KRETPROBE_POOL_GROWS
+	{
+		struct kretprobe_pool_info info = kpr_pool_info(p);
+		int i;
+
+		/* One instance out per caller caught, none for a miss. */
+		KUNIT_EXPECT_EQ(test, info.out, entries);
+		/* The growth asked for may still be on its way. */
+		for (i = 0; i < 50 && info.nr <= info.floor; i++) {
+			msleep(20);
+			info = kpr_pool_info(p);
+		}
+		kunit_info(test, "burst: %d of %d caught, %d missed; pool nr %u, floor %u\n",
+			   entries, n, p->rp.nmissed, info.nr, info.floor);
+		KUNIT_EXPECT_GT_MSG(test, info.nr, info.floor,
+				    "the pool did not grow past its floor");
+	}
+#endif
+	KUNIT_EXPECT_EQ(test, entries + p->rp.nmissed, n);
+	kpt_gate_open();
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_wait_count(kpr_crowd_returned, n, 180),
+			      "%d of %d callers returned",
+			      kpr_crowd_returned(), n);
+	KUNIT_EXPECT_TRUE_MSG(test, kpr_crowd_end(120), "threads did not end");
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpr_crowd.wrong), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->entries), entries);
+	KUNIT_EXPECT_EQ(test, kpr_returns(p), entries);
+	KUNIT_EXPECT_EQ(test, entries + p->rp.nmissed, n);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->bad), 0,
+			    "why: %#lx (bits: ret, data, rp, retaddr)", p->why);
+	KUNIT_EXPECT_EQ(test, p->rp.kp.nmissed, 0UL);
+	kpr_unregister(test, &p->rp);
+}
+
 #ifdef KRETPROBE_POOL_GROWS
 #define KPR_TRIM_OTHERS	40
 

@@ -1032,11 +1032,18 @@ static void kpb_walk(struct kunit *test, struct kpb_fn *fn)
 		   sum->unhit > sum->shown ? " ..." : "");
 	kpb_report(test, fn, st, "test thread");
 	KUNIT_ASSERT_TRUE(test, ok);
-	/* kpt_bnd_asm runs every instruction; kpt_bnd_c most. */
+	/*
+	 * kpt_bnd_asm runs every instruction.  kpt_bnd_c has paths its
+	 * inputs never take (the compiler's choice, not ours to list):
+	 * measured 13 of 288 boundaries never hit on x86-64, 1 of 179 on
+	 * i386, 30 of 305 on arm64, ours and upstream alike.  An eighth
+	 * leaves a margin for another compiler, not for probes that do not
+	 * fire.
+	 */
 	if (fn->insns)
 		KUNIT_EXPECT_EQ(test, sum->unhit, 0U);
 	else
-		KUNIT_EXPECT_LE(test, sum->unhit, fn->nbound / 2);
+		KUNIT_EXPECT_LE(test, sum->unhit, fn->nbound / 8);
 	KUNIT_EXPECT_GE(test, st->calls, 2L * KPB_CALLS_PER_FN);
 }
 

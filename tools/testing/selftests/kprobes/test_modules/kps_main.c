@@ -215,6 +215,9 @@ static atomic_t kps_hits[KPS_MAX_IDS];
 static atomic_t kps_timer_hits;
 /* Of those, return probes' handler runs (entry and return). */
 static atomic_t kps_timer_rhits;
+/* Of those, the runs of the probe whose id is kps_watch_id (kps_irq). */
+static atomic_t kps_watch_timer_hits;
+static int kps_watch_id = -1;
 static DEFINE_PER_CPU(bool, kps_in_timer);
 
 static DEFINE_PER_CPU(unsigned int, kps_hit_seq);
@@ -229,8 +232,11 @@ static void kps_count_id(const unsigned int *id)
 	if (!(this_cpu_inc_return(kps_hit_seq) % 16))
 		udelay(5);
 	atomic_inc(&kps_hits[READ_ONCE(*id)]);
-	if (this_cpu_read(kps_in_timer))
+	if (this_cpu_read(kps_in_timer)) {
 		atomic_inc(&kps_timer_hits);
+		if ((int)READ_ONCE(*id) == READ_ONCE(kps_watch_id))
+			atomic_inc(&kps_watch_timer_hits);
+	}
 }
 
 static void kps_count(struct kprobe *kp)
@@ -266,6 +272,8 @@ struct kps_ctx {
 	unsigned int next_id;
 	unsigned int cycles;
 	unsigned int toggles;
+	/* The watched probe's nmissed when it was unregistered (kps_irq). */
+	unsigned long watch_missed;
 	bool broken;		/* an API call failed: stop cycling */
 };
 
@@ -321,6 +329,8 @@ static void kps_free(struct kps_ctx *ctx, struct kps_probe *p)
 	int i;
 
 	ctx->snap[p->id] = atomic_read(&kps_hits[p->id]);
+	if ((int)p->id == kps_watch_id)
+		ctx->watch_missed = p->kp.nmissed;
 	for (i = 0; i < KPS_MAX_LIVE; i++)
 		if (ctx->live[i] == p)
 			ctx->live[i] = NULL;
@@ -1136,6 +1146,8 @@ static int kps_init(struct kunit *test)
 	}
 	atomic_set(&kps_timer_hits, 0);
 	atomic_set(&kps_timer_rhits, 0);
+	atomic_set(&kps_watch_timer_hits, 0);
+	WRITE_ONCE(kps_watch_id, -1);
 	ctx->self.x = 3U << 30;
 	ctx->tcall.x = 2U << 30;
 	test->priv = ctx;
@@ -1175,21 +1187,49 @@ static void kps_threads_patching(struct kunit *test)
 /*
  * A timer interrupt runs the targets on the test thread's CPU, in the
  * middle of the test thread's own calls and of its probe changes.
+ *
+ * One probe on kps_fn0, the watched one, is registered before the timer
+ * starts and unregistered after it stopped, while the site under it goes
+ * through every change the cycles make.  Each call of kps_fn0 runs its
+ * handlers (pre and post: two counts) or, only when the timer came in
+ * while the test thread was in a handler, counts one miss.  No worker
+ * runs, so the callers' own call counts give the exact expectation: each
+ * timer call is a hit or a miss, each test thread call a hit.
  */
 static void kps_irq(struct kunit *test)
 {
 	struct kps_ctx *ctx = test->priv;
+	struct kps_probe *w;
+	long per_call, thits, ohits;
+	unsigned int wid;
 	int ret;
 
 	ret = set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	ctx->bound = true;
+	w = kps_resident(ctx, KPS_T_FN0);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	wid = w->id;
+	per_call = w->kp.post_handler ? 2 : 1;
+	WRITE_ONCE(kps_watch_id, wid);
 	kps_start_timer(ctx);
 	kps_run(ctx, KPS_IRQ_MS, false, false);
-	kunit_info(test, "%d handler runs in timer context\n",
-		   atomic_read(&kps_timer_hits));
+	thits = atomic_read(&kps_watch_timer_hits);
+	ohits = ctx->snap[wid] - thits;
+	kunit_info(test, "%d handler runs in timer context; the watched probe: %ld + %ld runs, %lu missed\n",
+		   atomic_read(&kps_timer_hits), thits, ohits,
+		   ctx->watch_missed);
 	KUNIT_EXPECT_GT(test, atomic_long_read(&ctx->tcall.calls), 0L);
-	KUNIT_EXPECT_GT(test, atomic_read(&kps_timer_hits), 0);
+	KUNIT_EXPECT_GT(test, thits, 0L);
+	KUNIT_EXPECT_EQ_MSG(test,
+			    thits + per_call * (long)ctx->watch_missed,
+			    per_call * atomic_long_read(&ctx->tcall.calls),
+			    "timer calls of %pS: runs %ld, missed %lu (%ld runs a call)",
+			    kps_target(KPS_T_FN0), thits, ctx->watch_missed,
+			    per_call);
+	KUNIT_EXPECT_EQ_MSG(test, ohits,
+			    per_call * atomic_long_read(&ctx->self.calls),
+			    "test thread calls of %pS", kps_target(KPS_T_FN0));
 }
 
 static struct kunit_case kps_cases[] = {
