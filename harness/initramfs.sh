@@ -99,6 +99,11 @@ initramfs_stage()
 
 	# The benchmark's initramfs needs only busybox and its module.
 	[ "$PROFILE" = test ] || return 0
+	# probe_random_offsets' sites, each with objdump's decode of it.
+	python3 "$TOP/harness/offsets.py" "$OBJ/vmlinux" \
+		"$stage/kprobes/offsets.txt" "$CROSS" > "$log.offsets" 2>&1 ||
+		{ cat "$log.offsets" >&2; die "harness/offsets.py failed"; }
+	say "$(cat "$log.offsets")"
 	# All modules of the kernel (the samples) under /lib/modules, with
 	# their modules.dep, for modprobe (upstream's kprobe_module.tc loads
 	# trace-printk).

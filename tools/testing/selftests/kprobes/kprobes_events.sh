@@ -456,5 +456,121 @@ t_ftracetest()
 	[ "$rc" = 0 ] || fail "ftracetest exited with status $rc"
 }
 
-AREA_CASES="perf_kprobe_pmu text_poke livepatch_kprobe ftracetest"
+HP_ON=/sys/devices/system/cpu/cpu1/online
+HP_FIFO=/tmp/kphp.fifo
+
+# After t_cpu_hotplug, whatever happened: CPU 1 online, its reader gone,
+# the events removed.
+hp_cleanup()
+{
+	echo 1 > "$HP_ON" 2> /dev/null
+	echo 0 > "$TRACEFS/events/kphp/enable" 2> /dev/null
+	[ -n "$hp_rd" ] && kill "$hp_rd" 2> /dev/null
+	hp_rd=
+	rm -f "$HP_FIFO"
+	ev_cleanup
+}
+
+# CPU hotplug with probes armed: kprobe events on vfs_read's entry
+# (ftrace-based where the architecture has kprobes on ftrace), inside
+# vfs_read (a breakpoint, a jump once optimized) and on pipe_read's
+# return, with a call in flight: a shell bound to CPU 1 sleeps in
+# pipe_read on a FIFO while CPU 1 goes offline.  Asserts: CPU 1 goes
+# offline and online again; the reader, moved to CPU 0, gets the byte
+# written after the offlining, and the return probe reports that one
+# return of its (retval 1) exactly once; after the onlining, a read bound
+# to CPU 1 hits both vfs_read probes on CPU 1; nothing missed; no splat.
+# The trace is read with tracing off: reading it calls vfs_read.
+t_cpu_hotplug()
+{
+	[ -e "$HP_ON" ] ||
+		{ why="no CPU hotplug in this configuration (HOTPLUG_CPU)"; return 2; }
+	[ -w "$TRACEFS/kprobe_events" ] || fail "no kprobe_events" || return
+	ev_cleanup
+	before=$(splat_count)
+	ke=$TRACEFS/kprobe_events
+	ev=$TRACEFS/events/kphp
+	hp_rd=
+	echo "p:kphp/kphp_ent vfs_read" >> "$ke" || fail "cannot define kphp/kphp_ent" || return
+	# Past the entry's ftrace site (x86: endbr64 and a call; arm64 two
+	# instructions): the first offset kprobes takes.
+	off=
+	for o in $(seq 12 64); do
+		echo "p:kphp/kphp_mid vfs_read+$o" >> "$ke" 2> /dev/null &&
+			{ off=$o; break; }
+	done
+	[ -n "$off" ] || fail "no probe taken in vfs_read+12..64" ||
+		{ hp_cleanup; return 1; }
+	echo "r:kphp/kphp_ret pipe_read ret=\$retval" >> "$ke" ||
+		fail "cannot define kphp/kphp_ret" || { hp_cleanup; return 1; }
+	echo 1 > "$ev/enable" || fail "cannot enable kphp" || { hp_cleanup; return 1; }
+
+	rm -f "$HP_FIFO" /tmp/kphp.out
+	mkfifo "$HP_FIFO" || fail "mkfifo failed" || { hp_cleanup; return 1; }
+	# O_RDWR: the open does not wait for a writer; the read then sleeps
+	# in pipe_read for the one byte.  taskset and the shell exec, so the
+	# reader keeps the pid of the background job.
+	# dd's read() is the first thing it does on the FIFO (the shell's
+	# read builtin polls first).
+	taskset -c 1 sh -c "exec 3<> $HP_FIFO; exec dd bs=1 count=1 <&3 > /tmp/kphp.out 2> /dev/null" &
+	hp_rd=$!
+	i=0
+	while [ "$(cat /proc/$hp_rd/wchan 2> /dev/null)" != pipe_read ] &&
+	      [ $i -lt $(tenths 10) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(cat /proc/$hp_rd/wchan 2> /dev/null)" = pipe_read ] ||
+		fail "the reader is not asleep in pipe_read after $(paced 10) s:" \
+		     "$(cat /proc/$hp_rd/wchan 2> /dev/null)" ||
+		{ hp_cleanup; return 1; }
+	echo > "$TRACEFS/trace"
+
+	echo 0 > "$HP_ON" || fail "cannot offline CPU 1" || { hp_cleanup; return 1; }
+	[ "$(cat "$HP_ON")" = 0 ] || fail "CPU 1 still online" ||
+		{ hp_cleanup; return 1; }
+	printf z > "$HP_FIFO"
+	wait "$hp_rd"
+	[ "$(cat /tmp/kphp.out 2> /dev/null)" = z ] ||
+		fail "the reader got '$(cat /tmp/kphp.out 2> /dev/null)', want 'z'" ||
+		{ hp_cleanup; return 1; }
+	# Reading the trace reads files: with tracing on it would grow under
+	# the reader for as long as it reads.
+	echo 0 > "$TRACEFS/tracing_on"
+	n=$(grep -c " dd-$hp_rd .* kphp_ret: (.*<- pipe_read) ret=0x1\$" "$TRACEFS/trace")
+	[ "$n" = 1 ] ||
+		fail "$n returns of the reader's pipe_read traced, want 1:" \
+		     "$(grep ' kphp_ret: ' "$TRACEFS/trace" | head -n 3)" ||
+		{ hp_cleanup; return 1; }
+	hp_rd=
+
+	echo 1 > "$HP_ON" || fail "cannot online CPU 1" || { hp_cleanup; return 1; }
+	[ "$(cat "$HP_ON")" = 1 ] || fail "CPU 1 still offline" ||
+		{ hp_cleanup; return 1; }
+	echo > "$TRACEFS/trace"
+	echo 1 > "$TRACEFS/tracing_on"
+	# dd, for its read(): busybox's cat copies with sendfile().
+	taskset -c 1 dd if=/proc/version of=/dev/null 2> /dev/null ||
+		fail "cannot run on CPU 1" || { hp_cleanup; return 1; }
+	echo 0 > "$TRACEFS/tracing_on"
+	# /proc/version is shorter than dd's 512-byte block: two read()s,
+	# the text and the end of file.
+	n=$(grep -c -E " dd-[0-9]+ +\[001\] .* kphp_ent: " "$TRACEFS/trace")
+	[ "$n" = 2 ] ||
+		fail "kphp_ent hit $n times by dd on CPU 1 once online, want 2" ||
+		{ hp_cleanup; return 1; }
+	n=$(grep -c -E " dd-[0-9]+ +\[001\] .* kphp_mid: " "$TRACEFS/trace")
+	[ "$n" -gt 0 ] ||
+		fail "kphp_mid (vfs_read+$off) never hit on CPU 1 once online" ||
+		{ hp_cleanup; return 1; }
+	echo 0 > "$ev/enable"
+	m=$(awk '$1 ~ /^kphp_/ { s += $3 } END { print s + 0 }' "$TRACEFS/kprobe_profile")
+	[ "$m" = 0 ] || fail "$m hits missed: $(grep kphp_ "$TRACEFS/kprobe_profile")" ||
+		{ hp_cleanup; return 1; }
+	hp_cleanup
+	[ "$(splat_count)" = "$before" ] ||
+		fail "kernel splat: $(dmesg | grep -E "$SPLAT" | tail -n 1)"
+}
+
+AREA_CASES="perf_kprobe_pmu text_poke livepatch_kprobe ftracetest cpu_hotplug"
 ktest_main "$@"

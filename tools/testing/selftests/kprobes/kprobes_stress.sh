@@ -42,10 +42,10 @@ PA_TMP=/tmp/kpall
 PA_BATCH=300
 # Functions the workload certainly calls: both their probes must fire.
 PA_HOT="kernel_clone do_sys_openat2 vfs_read vfs_write bprm_execve load_module"
-# How many FUNC+N probes t_probe_random_offsets tries, and the seed of its
-# pseudo-random sequence.
+# How many FUNC+N probes t_probe_random_offsets tries, and where it finds
+# them with objdump's answer for each (harness/offsets.py).
 PR_COUNT=300
-PR_SEED=1103
+PR_OFFSETS=./offsets.txt
 
 # Centiseconds since boot, in $pa_t.
 pa_now()
@@ -516,114 +516,77 @@ t_probe_all_functions()
 		fail "only $nhit of $ndef probes hit"
 }
 
-# One step of the pseudo-random sequence (an LCG modulo 2^31): $pa_x is
-# the state, $pa_r 30 bits of its upper halves.
-pa_rand()
-{
-	pa_x=$(((pa_x * 1103515245 + 12345) % 2147483648))
-	pa_r=$((pa_x / 65536))
-	pa_x=$(((pa_x * 1103515245 + 12345) % 2147483648))
-	pa_r=$((pa_r * 32768 + pa_x / 65536))
-}
-
-# The functions of $PA_TMP/targets given by a plain name (core kernel,
-# name unique), with their size: "NAME SIZE", sizes from the next higher
-# address in /proc/kallsyms (alignment padding included), in
-# $PA_TMP/sized.
-pa_sizes()
-{
-	sort /proc/kallsyms | awk '
-	function hexval(h,   i, v) {
-		v = 0
-		for (i = 1; i <= length(h); i++)
-			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
-	}
-	# An address in two halves, the low one eight hex digits (exact in
-	# awk arithmetic): 64-bit kernels print sixteen, 32-bit ones eight.
-	function hi(a) { return substr(a, 1, length(a) - 8) }
-	function lo(a) { return substr(a, length(a) - 7) }
-	NR == FNR {
-		if ($1 !~ /^0x/ && $1 !~ /:/)
-			want[$1] = 1
-		next
-	}
-	$1 != at {
-		if (np > 0 && hi($1) == hi(at))
-			for (i = 1; i <= np; i++)
-				print pn[i], hexval(lo($1)) - hexval(lo(at))
-		np = 0
-		at = $1
-	}
-	($2 == "t" || $2 == "T") && $4 == "" && ($3 in want) { pn[++np] = $3 }
-	' "$PA_TMP/targets" - > "$PA_TMP/sized"
-}
-
-# Probes at pseudo-random offsets inside functions: $PR_COUNT distinct
-# FUNC+N (FUNC a probeable function given by name, as t_probe_all_functions
-# finds them; N from 1 to its size less one, and for every other pick at
-# most 63, where the function runs before it returns or branches off)
-# through kprobe_events, from a fixed seed.  Asserts: each write either
-# defines the event or is refused with EILSEQ (not an instruction
-# boundary), EINVAL, EBUSY or EOPNOTSUPP (see t_probe_all_functions), and
-# both happen; the debugfs list gains exactly the
-# probes defined; enabled all at once, through the workload, disabled and
-# removed, they leave kprobe_events, the list and enabled_functions as
-# they were, and no splat.  The hits are a diagnostic.
+# Probes at pseudo-random offsets inside functions: the first $PR_COUNT
+# FUNC+N of $PR_OFFSETS whose FUNC is a probeable function given by name
+# (as t_probe_all_functions finds them), through kprobe_events.  The
+# harness drew them from vmlinux with a fixed seed (N from 1 to the
+# function's size less one, for every other pick at most 63) and had
+# objdump decode each function: "b", an instruction starts at FUNC+N; "i",
+# FUNC+N is inside one; "x", in a return or retpoline site the kernel
+# rewrites at boot (functions with alternatives, jump labels, static
+# calls or paravirt sites are not drawn).  Asserts: a "b" is defined or
+# refused with EINVAL or EOPNOTSUPP (a BUG trap, an opcode the backend
+# refuses), never EILSEQ; an "i" is refused with EILSEQ; an "x" is
+# defined or refused with EILSEQ or EINVAL; both "b" and "i" occur.  The
+# debugfs list gains exactly the probes defined; enabled all at once,
+# through the workload, disabled and removed, they leave kprobe_events,
+# the list and enabled_functions as they were, and no splat.  The hits
+# are a diagnostic.
 t_probe_random_offsets()
 {
 	pa_begin kprand || return
 	pa_now
 	t0=$pa_t
+	[ -s "$PR_OFFSETS" ] ||
+		fail "no $PR_OFFSETS: the harness writes it (harness/offsets.py)" ||
+		return
 	pa_targets || return
-	pa_sizes || fail "no function sizes" || return
-	awk '$2 >= 2' "$PA_TMP/sized" > "$PA_TMP/cands"
-	nc=$(grep -c . "$PA_TMP/cands")
-	[ "$nc" -gt 0 ] || fail "no function with a size" || return
-	pa_x=$PR_SEED
-	k=0
-	while [ $k -lt $PR_COUNT ]; do
-		pa_rand
-		i=$((pa_r % nc + 1))
-		pa_rand
-		echo "$i $pa_r $((k % 2))"
-		k=$((k + 1))
-	done > "$PA_TMP/draws"
-	awk 'NR == FNR { name[FNR] = $1; size[FNR] = $2; next }
-		{ s = size[$1]; if ($3 == 0 && s > 64) s = 64
-		  p = name[$1] "+" 1 + $2 % (s - 1)
-		  if (!(p in seen)) print p; seen[p] = 1 }' \
-		"$PA_TMP/cands" "$PA_TMP/draws" > "$PA_TMP/picks"
+	awk -v max=$PR_COUNT 'NR == FNR { if ($1 !~ /^0x/ && $1 !~ /:/) ok[$1] = 1; next }
+		($1 in ok) && n < max { print; n++ }' \
+		"$PA_TMP/targets" "$PR_OFFSETS" > "$PA_TMP/picks"
 	npick=$(grep -c . "$PA_TMP/picks")
-	ndef=0 neilseq=0 neinval=0 n=0
+	[ "$npick" = $PR_COUNT ] ||
+		fail "$npick of the functions of $PR_OFFSETS probeable, want $PR_COUNT" ||
+		return
+	ndef=0 neilseq=0 neinval=0 n=0 nb=0 ni=0
 	: > "$PA_TMP/map"
-	while read -r p; do
+	: > "$PA_TMP/wrong"
+	while read -r f o kind; do
 		n=$((n + 1))
+		p=$f+$o
+		[ "$kind" = b ] && nb=$((nb + 1))
+		[ "$kind" = i ] && ni=$((ni + 1))
 		if echo "p:kprand/kpr_$n $p" >> "$ke" 2> "$PA_TMP/err"; then
 			ndef=$((ndef + 1))
 			echo "kpr_$n $p" >> "$PA_TMP/map"
+			[ "$kind" = i ] &&
+				echo "$p (inside an instruction) defined" >> "$PA_TMP/wrong"
 			continue
 		fi
 		pa_errno "$PA_TMP/err"
 		e=$pa_err
-		case $e in
-		EILSEQ) neilseq=$((neilseq + 1)) ;;
-		EINVAL|EBUSY|EOPNOTSUPP)
+		case $kind/$e in
+		i/EILSEQ|x/EILSEQ) neilseq=$((neilseq + 1)) ;;
+		b/EINVAL|b/EOPNOTSUPP|x/EINVAL)
 			neinval=$((neinval + 1))
 			[ $neinval -le 10 ] && diag "$e: $p: $(pa_reason)"
 			;;
 		*)
-			fail "p $p: refused with $e ($(pa_reason))"
-			pa_cleanup kprand
-			return 1
+			echo "$p ($kind) refused with $e ($(pa_reason))" >> "$PA_TMP/wrong"
 			;;
 		esac
 	done < "$PA_TMP/picks"
 	pa_now
-	diag "$nc functions, $npick offsets drawn: $ndef defined, $neilseq EILSEQ," \
-	     "$neinval otherwise refused ($(((pa_t - t0) / 100)) s)"
-	[ $ndef -gt 0 ] && [ $neilseq -gt 0 ] ||
-		fail "$ndef defined and $neilseq EILSEQ: random offsets are both" ||
+	diag "$npick offsets ($nb at an instruction, $ni inside one, by objdump):" \
+	     "$ndef defined, $neilseq EILSEQ, $neinval otherwise refused" \
+	     "($(((pa_t - t0) / 100)) s)"
+	[ -s "$PA_TMP/wrong" ] &&
+		{ fail "$(grep -c . "$PA_TMP/wrong") answers differ from objdump's:" \
+		       "$(head -n 5 "$PA_TMP/wrong" | tr '\n' ';')"
+		  pa_cleanup kprand; return 1; }
+	[ $nb -gt 0 ] && [ $ni -gt 0 ] && [ $ndef -gt 0 ] && [ $neilseq -gt 0 ] ||
+		fail "$nb at an instruction, $ni inside, $ndef defined, $neilseq EILSEQ:" \
+		     "random offsets are both" ||
 		{ pa_cleanup kprand; return 1; }
 	nl=$(grep -c . "$KPDIR/list")
 	[ "$nl" = $((nl0 + ndef)) ] ||
