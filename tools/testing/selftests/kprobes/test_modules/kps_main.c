@@ -66,6 +66,8 @@ MODULE_PARM_DESC(cross_cpu,
 #define KPS_TAIL_MS		3000
 /* Probes per register_kprobes() array. */
 #define KPS_ARRAY		16
+/* kps_irq: a test thread run of the watched probe's handlers takes this. */
+#define KPS_WATCH_DELAY_US	300
 /* Hit counters, one per registration over a whole case. */
 #define KPS_MAX_IDS		8192
 /* Probes registered at the same time, at most: an array, one, residents. */
@@ -236,6 +238,9 @@ static void kps_count_id(const unsigned int *id)
 		atomic_inc(&kps_timer_hits);
 		if ((int)READ_ONCE(*id) == READ_ONCE(kps_watch_id))
 			atomic_inc(&kps_watch_timer_hits);
+	} else if ((int)READ_ONCE(*id) == READ_ONCE(kps_watch_id)) {
+		/* Long enough for the timer to come in now and then: a miss. */
+		udelay(KPS_WATCH_DELAY_US);
 	}
 }
 
@@ -1192,7 +1197,9 @@ static void kps_threads_patching(struct kunit *test)
  * starts and unregistered after it stopped, while the site under it goes
  * through every change the cycles make.  Each call of kps_fn0 runs its
  * handlers (pre and post: two counts) or, only when the timer came in
- * while the test thread was in a handler, counts one miss.  No worker
+ * while the test thread was in a handler, counts one miss.  The watched
+ * handlers take KPS_WATCH_DELAY_US in the test thread, so that the timer
+ * does come in there (an entry probe's handlers run with interrupts on).  No worker
  * runs, so the callers' own call counts give the exact expectation: each
  * timer call is a hit or a miss, each test thread call a hit.
  */
