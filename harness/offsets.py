@@ -14,7 +14,7 @@ fixed seed and writes one line per pick to OUT:
 
 Only functions whose name is unique and that hold no text the kernel
 rewrites in other lengths or reserves (alternatives, jump labels, static
-calls, paravirt sites: the tables below) are drawn; in the rest the
+calls: the tables below) are drawn; in the rest the
 instructions seen in vmlinux are the ones that run.  On arm64 every
 instruction is four bytes long, and objdump says so too.
 """
@@ -120,7 +120,6 @@ def main():
     sites = table('__jump_table', 8 + long_size) + table('static_call_sites', 8)
     if x86:
         sites += table('__alt_instructions', 14, '%s', '%s_end')
-        sites += table('__parainstructions', 16 if elf.is64 else 8, '%s', '%s_end')
     for a in sites:
         i = owner(a)
         if i is not None:

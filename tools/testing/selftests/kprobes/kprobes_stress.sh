@@ -524,7 +524,7 @@ t_probe_all_functions()
 # objdump decode each function: "b", an instruction starts at FUNC+N; "i",
 # FUNC+N is inside one; "x", in a return or retpoline site the kernel
 # rewrites at boot (functions with alternatives, jump labels, static
-# calls or paravirt sites are not drawn).  Asserts: a "b" is defined or
+# calls are not drawn).  Asserts: a "b" is defined or
 # refused with EINVAL or EOPNOTSUPP (a BUG trap, an opcode the backend
 # refuses), never EILSEQ; an "i" is refused with EILSEQ; an "x" is
 # defined or refused with EILSEQ or EINVAL; both "b" and "i" occur.  The

@@ -798,6 +798,23 @@ void kpr_recursion_maxactive_1(struct kunit *test)
 
 #define KPR_CROWD	1000
 
+/*
+ * A return probe on kpt_gate_wait(), where the crowd sleeps, that checks
+ * each call's data and return value (kpr_ret_check()).
+ */
+static struct kpr_probe *kpr_gate_probe(struct kunit *test)
+{
+	struct kpr_probe *p = kpr_new(0);
+
+	p->rp.kp.addr = kpt_entry(kpt_gate_wait);
+	p->rp.entry_handler = kpr_entry_save;
+	p->rp.handler = kpr_ret_check;
+	p->rp.data_size = sizeof(struct kpr_data);
+	p->add = KPT_GATE_ADD;
+	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	return p;
+}
+
 #ifdef KRETPROBE_POOL_GROWS
 /*
  * A crowd of callers arrives no faster than the pool's work item can
@@ -856,13 +873,7 @@ void kpr_no_miss(struct kunit *test)
 	unsigned long t0 = jiffies;
 	int n;
 
-	p = kpr_new(0);
-	p->rp.kp.addr = kpt_entry(kpt_gate_wait);
-	p->rp.entry_handler = kpr_entry_save;
-	p->rp.handler = kpr_ret_check;
-	p->rp.data_size = sizeof(struct kpr_data);
-	p->add = KPT_GATE_ADD;
-	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	p = kpr_gate_probe(test);
 
 	kpt_gate_close();
 #ifdef KRETPROBE_POOL_GROWS
@@ -944,13 +955,7 @@ void kpr_burst(struct kunit *test)
 	struct kpr_probe *p;
 	int n, entries;
 
-	p = kpr_new(0);
-	p->rp.kp.addr = kpt_entry(kpt_gate_wait);
-	p->rp.entry_handler = kpr_entry_save;
-	p->rp.handler = kpr_ret_check;
-	p->rp.data_size = sizeof(struct kpr_data);
-	p->add = KPT_GATE_ADD;
-	KUNIT_ASSERT_EQ(test, kpr_register(test, &p->rp), 0);
+	p = kpr_gate_probe(test);
 
 	kpt_gate_close();
 	n = kpr_crowd_start_held(KPR_CROWD);
