@@ -185,7 +185,7 @@ def main():
             start = funcs[i][0]
             insns = starts_of[i]
             a = start + off
-            kind = 'b' if a in set(insns) else 'i'
+            kind = 'b' if a in insns else 'i'
             for s in xr.get(i, []):
                 nxt = min([b for b in insns if b > s] or [start + funcs[i][1]])
                 if s < a < nxt:
