@@ -29,7 +29,7 @@ for v in $([ "$MODE" = test ] && echo "$KTEST_VARIANTS" || echo base); do
 done
 variant_set base
 
-CPUS=2
+CPUS=${KTEST_CPUS:-2}
 
 # qemu_cmd TCGMODE ONLY: fill qemu[] for one boot.  Both vCPUs run on one
 # host thread (single-threaded TCG): code that one vCPU patches while the

@@ -109,6 +109,13 @@ initramfs_stage()
 	# trace-printk).
 	kmake_logged "$log" "${KMAKE[@]}" INSTALL_MOD_PATH="$stage" INSTALL_MOD_STRIP=1 \
 		modules_install || die "modules_install failed (full log: ${log#$TOP/})"
+	# probe_all_functions' probes that must be refused, and why, from
+	# the tables of vmlinux and of every module the image holds.
+	python3 "$TOP/harness/forbidden.py" "$OBJ/vmlinux" "$OBJ/.config" \
+		"$stage/kprobes/forbidden.txt" "$CROSS" \
+		$(find "$stage" -name '*.ko' | sort) > "$log.forbidden" 2>&1 ||
+		{ cat "$log.forbidden" >&2; die "harness/forbidden.py failed"; }
+	say "$(cat "$log.forbidden")"
 
 	# Upstream's ftrace selftests, unmodified from this tree: the runner,
 	# its helpers and the kprobe cases, at /ftrace, next to /kprobes as in

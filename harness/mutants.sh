@@ -100,7 +100,7 @@ mutants_run()
 		return
 	fi
 	KTEST_TIMEOUT=${MUTANTS_TIMEOUT:-1200} KTEST_ONLY=$only FTRACETEST=none \
-		"$TOP/harness/boot.sh" ours test \
+		KTEST_CPUS=$cpus PROBE_ALL=$probe_all "$TOP/harness/boot.sh" ours test \
 		> "$log.boot.log" 2>&1 || rc=$?
 	fails=$(grep -E '^FAIL: ' "$log.boot.log" || true)
 	if [ "$rc" = 0 ]; then
@@ -113,6 +113,11 @@ mutants_run()
 		pat=${pat# }
 		pat=${pat% }
 		grep -qF -- "$pat" <<< "$fails" || missing="$missing [$pat]"
+	done
+	for pat in $says; do
+		pat=${pat# }
+		pat=${pat% }
+		grep -qF -- "$pat" "$log.boot.log" || missing="$missing [says: $pat]"
 	done
 	if [ -n "$missing" ]; then
 		echo "SURVIVED  $name: failed, but not where it should:$missing (${log#$TOP/}.boot.log)"
@@ -143,7 +148,8 @@ flush()
 	fi
 	name=
 }
-name='' arch='' variant='' file='' only='' red='' old='' new='' skip=''
+name='' arch='' variant='' cpus='' probe_all='' file='' only='' red='' says=''
+old='' new='' skip=''
 # The whole list is read before the first build: a run takes half an
 # hour, and the list may be edited meanwhile.
 mapfile -t list_lines < "$LIST"
@@ -152,13 +158,16 @@ for line in "${list_lines[@]}"; do
 	'#'*|'') continue ;;
 	'['*']') flush
 		name=${line#[}; name=${name%]}
-		arch=x86_64 variant=base file='' only='' red='' old='' new=''
-		skip='' ;;
+		arch=x86_64 variant=base cpus=2 probe_all='' file='' only=''
+		red='' says='' old='' new='' skip='' ;;
 	'arch: '*) arch=${line#arch: } ;;
 	'variant: '*) variant=${line#variant: } ;;
+	'cpus: '*) cpus=${line#cpus: } ;;
+	'probe_all: '*) probe_all=${line#probe_all: } ;;
 	'file: '*) file=${line#file: } ;;
 	'only: '*) only=${line#only: } ;;
 	'red: '*) red=${red:+$red;}${line#red: } ;;
+	'says: '*) says=${says:+$says;}${line#says: } ;;
 	'why: '*) ;;
 	'skip: '*) skip=${skip:+$skip }${line#skip: } ;;
 	'- '*|'-') l=${line#-}; old=${old:+$old$'\n'}${l# } ;;

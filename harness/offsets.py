@@ -197,4 +197,5 @@ def main():
           (sum(n.values()), len(want), len(barred), n['b'], n['i'], n['x']))
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -47,6 +47,7 @@ EXPECT_UPSTREAM = os.path.join(HERE, '..', 'expected-upstream')
 ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_module',
                   'kunit:kprobes_blacklist.kpk_bl_swpan',
                   'kunit:kprobes_errors.kpk_err_init_text',
+                  'kunit:kprobes_handlers.kpk_contexts',
                   'kunit:kprobes_handlers.kpk_ftrace_disarm_nomem',
                   'kunit:kprobes_handlers.kpk_ftrace_handoff_nomem',
                   'kunit:kprobes_handlers.kpk_insn_fault_replay',
@@ -57,6 +58,7 @@ ARM64_PREDATES = ['kunit:kprobes_blacklist.kpk_bl_module',
                   'kunit:kprobes_kretprobe.kpr_burst',
                   'suite:blacklist_clones',
                   'suite:cpu_hotplug',
+                  'suite:fgraph_kretprobe',
                   'suite:kmemleak_last',
                   'suite:kptr_restrict']
 # And the skip reasons they show that were reworded since: (case, the

@@ -14,6 +14,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/ftrace.h>
+#include <linux/hrtimer.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/irqflags.h>
 #include <linux/jiffies.h>
@@ -23,9 +24,12 @@
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #ifdef CONFIG_X86
+#include <asm/apic.h>
+#include <asm/nmi.h>
 #include <asm/nops.h>
 #include <asm/text-patching.h>
 #endif
@@ -1476,6 +1480,181 @@ static void kpk_post_context(struct kunit *test)
 #endif
 }
 
+/*
+ * Hits from every context a probed function runs in: a task, a softirq
+ * (a timer_list callback), a hard interrupt (a hard hrtimer) and, on x86,
+ * an NMI (sent to this CPU through its local APIC and taken by an NMI
+ * handler of ours).  Each caller makes KPK_CTX_CALLS calls into the
+ * targets, and each call must run each probe's handler once, counted
+ * under the caller's context, with nothing missed.  Two probes: on
+ * kpt_ctx_fn's entry (ftrace-based where the architecture has that: at
+ * first a breakpoint, until the hand-off) and, with the hand-written
+ * targets, on the add inside kpt_asm_add (a breakpoint, stepped or
+ * emulated).  The contexts run twice: right after registration, then
+ * once the entry probe has settled.
+ */
+enum { KPK_IN_TASK, KPK_IN_SOFTIRQ, KPK_IN_HARDIRQ, KPK_IN_NMI, KPK_NCTX };
+static const char * const kpk_ctx_name[KPK_NCTX] = {
+	"task", "softirq", "hardirq", "NMI",
+};
+
+#define KPK_CTX_CALLS	8
+
+/* Which context is calling (one at a time), and what the handlers saw. */
+static int kpk_ctx_cur;
+static atomic_t kpk_ctx_runs[2][KPK_NCTX];
+static atomic_t kpk_ctx_rounds;		/* callers done */
+static atomic_t kpk_ctx_wrong;		/* wrong results or context */
+static atomic_t kpk_ctx_nmi_armed;
+
+static int kpk_ctx_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kpk_probe *p = container_of(kp, struct kpk_probe, kp);
+
+	atomic_inc(&kpk_ctx_runs[p->id][READ_ONCE(kpk_ctx_cur)]);
+	return 0;
+}
+
+static void kpk_ctx_call(int ctx, bool in_ctx)
+{
+	int i;
+
+	WRITE_ONCE(kpk_ctx_cur, ctx);
+	if (!in_ctx)
+		atomic_inc(&kpk_ctx_wrong);
+	for (i = 0; i < KPK_CTX_CALLS; i++) {
+		if (kpt_ctx_fn(i) != i + 13)
+			atomic_inc(&kpk_ctx_wrong);
+#ifdef KPT_ASM_TARGETS
+		if (kpt_asm_add(i) != i + KPT_ADD_IMM)
+			atomic_inc(&kpk_ctx_wrong);
+#endif
+	}
+	atomic_inc(&kpk_ctx_rounds);
+}
+
+static void kpk_ctx_timer(struct timer_list *t)
+{
+	kpk_ctx_call(KPK_IN_SOFTIRQ, in_serving_softirq());
+}
+
+static enum hrtimer_restart kpk_ctx_hrtimer(struct hrtimer *t)
+{
+	kpk_ctx_call(KPK_IN_HARDIRQ, in_hardirq());
+	return HRTIMER_NORESTART;
+}
+
+#ifdef CONFIG_X86_LOCAL_APIC
+static int kpk_ctx_nmi_call(unsigned int type, struct pt_regs *regs)
+{
+	if (!atomic_xchg(&kpk_ctx_nmi_armed, 0))
+		return NMI_DONE;
+	kpk_ctx_call(KPK_IN_NMI, in_nmi());
+	return NMI_HANDLED;
+}
+#endif
+
+/* Wait for the callers to have finished @want rounds in all. */
+static bool kpk_ctx_wait(int want)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(kpt_paced_ms(10000));
+
+	while (atomic_read(&kpk_ctx_rounds) < want) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(200, 400);
+	}
+	return true;
+}
+
+/* One round from each context there is here; returns the rounds made. */
+static int kpk_ctx_pass(struct kunit *test, struct timer_list *tl,
+			struct hrtimer *ht, bool nmi)
+{
+	int n = atomic_read(&kpk_ctx_rounds);
+
+	kpk_ctx_call(KPK_IN_TASK, !in_interrupt());
+	n++;
+	mod_timer(tl, jiffies);
+	KUNIT_EXPECT_TRUE_MSG(test, kpk_ctx_wait(++n), "no softirq round");
+	hrtimer_start(ht, ns_to_ktime(10000), HRTIMER_MODE_REL_PINNED_HARD);
+	KUNIT_EXPECT_TRUE_MSG(test, kpk_ctx_wait(++n), "no hardirq round");
+#ifdef CONFIG_X86_LOCAL_APIC
+	if (nmi) {
+		atomic_set(&kpk_ctx_nmi_armed, 1);
+		apic->send_IPI(raw_smp_processor_id(), NMI_VECTOR);
+		KUNIT_EXPECT_TRUE_MSG(test, kpk_ctx_wait(++n), "no NMI round");
+	}
+#endif
+	return n;
+}
+
+static void kpk_contexts(struct kunit *test)
+{
+	struct kpk_probe *p[2];
+	struct timer_list tl;
+	struct hrtimer ht;
+	bool nmi = false;
+	int i, c, np = 1, rounds;
+
+	memset(kpk_ctx_runs, 0, sizeof(kpk_ctx_runs));
+	atomic_set(&kpk_ctx_rounds, 0);
+	atomic_set(&kpk_ctx_wrong, 0);
+	atomic_set(&kpk_ctx_nmi_armed, 0);
+	timer_setup_on_stack(&tl, kpk_ctx_timer, 0);
+	hrtimer_init_on_stack(&ht, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	ht.function = kpk_ctx_hrtimer;
+#ifdef CONFIG_X86_LOCAL_APIC
+	nmi = boot_cpu_has(X86_FEATURE_APIC) &&
+	      !register_nmi_handler(NMI_LOCAL, kpk_ctx_nmi_call, 0, "kpk_ctx");
+	KUNIT_EXPECT_TRUE_MSG(test, nmi, "no local APIC NMI here");
+#else
+	kunit_info(test, "no NMI this test can send on this architecture\n");
+#endif
+	/* All rounds from this CPU: the timers are pinned to it. */
+	migrate_disable();
+	p[0] = kpk_new(0);
+	p[0]->kp.addr = (kprobe_opcode_t *)kpt_ctx_fn;
+	p[0]->kp.pre_handler = kpk_ctx_pre;
+#ifdef KPT_ASM_TARGETS
+	p[1] = kpk_new(1);
+	p[1]->kp.addr = (kprobe_opcode_t *)kpt_label_addr(KPT_L_ADD_INSN);
+	p[1]->kp.pre_handler = kpk_ctx_pre;
+	np = 2;
+#endif
+	for (i = 0; i < np; i++)
+		KUNIT_ASSERT_EQ(test, kpk_register(test, p[i]), 0);
+	rounds = kpk_ctx_pass(test, &tl, &ht, nmi);
+	msleep(kpt_paced_ms(1000));
+	rounds = kpk_ctx_pass(test, &tl, &ht, nmi);
+	for (i = 0; i < np; i++)
+		kpk_unregister(test, p[i]);
+	migrate_enable();
+	timer_shutdown_sync(&tl);
+	destroy_timer_on_stack(&tl);
+	hrtimer_cancel(&ht);
+	destroy_hrtimer_on_stack(&ht);
+#ifdef CONFIG_X86_LOCAL_APIC
+	if (nmi)
+		unregister_nmi_handler(NMI_LOCAL, "kpk_ctx");
+#endif
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&kpk_ctx_rounds), rounds);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_ctx_wrong), 0,
+			    "calls that returned wrong, or ran outside their context");
+	for (i = 0; i < np; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, p[i]->kp.nmissed, 0UL, "%pS",
+				    p[i]->kp.addr);
+		for (c = 0; c < KPK_NCTX; c++) {
+			int want = c == KPK_IN_NMI && !nmi ? 0 : 2 * KPK_CTX_CALLS;
+
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&kpk_ctx_runs[i][c]),
+					    want, "%pS, from %s context",
+					    p[i]->kp.addr, kpk_ctx_name[c]);
+		}
+	}
+}
+
 /* Several probes at one address record the order they ran in. */
 #define KPK_ORDER_MAX	16
 static int kpk_order[KPK_ORDER_MAX];
@@ -2216,6 +2395,7 @@ static struct kunit_case kpk_handler_cases[] = {
 	KUNIT_CASE(kpk_ftrace_handoff_nomem),
 	KUNIT_CASE(kpk_if_modifiers),
 	KUNIT_CASE(kpk_post_context),
+	KUNIT_CASE(kpk_contexts),
 	KUNIT_CASE(kpk_multi_probe),
 	KUNIT_CASE(kpk_ftrace_duo),
 	KUNIT_CASE(kpk_reentrant),

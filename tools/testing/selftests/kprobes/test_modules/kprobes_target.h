@@ -154,6 +154,8 @@ int kpt_shell_a(int x);
 int kpt_shell_b(int x);
 /* Never called: kprobes_holder's ftrace_bug puts a stray int3 on it. */
 int kpt_ftrace_spare(int x);
+/* Called only by kprobes_handlers.kpk_contexts, from every context. */
+int kpt_ctx_fn(int x);
 
 /*
  * Return-probe targets.  Each one notes the address it returns to, as

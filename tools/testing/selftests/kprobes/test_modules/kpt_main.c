@@ -186,6 +186,14 @@ __used noinline int kpt_ftrace_spare(int x)
 }
 EXPORT_SYMBOL_GPL(kpt_ftrace_spare);
 
+__used noinline int kpt_ctx_fn(int x)
+{
+	asm volatile("");
+	WRITE_ONCE(kpt_sink, x);
+	return x + 13;
+}
+EXPORT_SYMBOL_GPL(kpt_ctx_fn);
+
 __used noinline int kpt_reent_outer(int x)
 {
 	asm volatile("");
