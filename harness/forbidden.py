@@ -107,6 +107,23 @@ def clone_base(name):
     return name[:dot] if dot > 0 else None
 
 
+def verdicts(key, black, p, busy, bugs, where):
+    """The lines of one function: KEY, the reason it is on the blacklist
+    (None if not), P where its probe past the ftrace call goes, as BUSY
+    and BUGS index it, and WHERE() that probe's "NAME+OFF: INSN" for the
+    reason."""
+    if black:
+        return ['%s entry EINVAL %s' % (key, black),
+                '%s offset EINVAL %s' % (key, black)]
+    if p in busy:
+        why = 'EBUSY %s' % busy[p]
+    elif p in bugs:
+        why = 'EINVAL BUG trap'
+    else:
+        return []
+    return ['%s offset %s at %s' % (key, why, where())]
+
+
 def objdump_insn(cross, path, addr, section=None):
     """objdump's text of the instruction at ADDR, for the reason."""
     cmd = [cross + 'objdump', '-d', '--no-show-raw-insn',
@@ -213,21 +230,11 @@ def vmlinux_rules(path, opts, cross, arch):
         i = fn.index(s)
         if i is None:
             continue
-        key = '@%x' % s
-        if i in black:
-            out.append('%s entry EINVAL %s' % (key, black[i]))
-            out.append('%s offset EINVAL %s' % (key, black[i]))
-            continue
+        start, _, name = fn.funcs[i]
         p = s + step
-        why = None
-        if p in busy:
-            why = 'EBUSY %s' % busy[p]
-        elif p in bugs:
-            why = 'EINVAL BUG trap'
-        if why:
-            out.append('%s offset %s at %s+%#x: %s' %
-                       (key, why, fn.funcs[i][2], p - fn.funcs[i][0],
-                        objdump_insn(cross, path, p)))
+        out += verdicts('@%x' % s, black.get(i), p, busy, bugs,
+                        lambda: '%s+%#x: %s' % (name, p - start,
+                                               objdump_insn(cross, path, p)))
     return out
 
 
@@ -395,21 +402,12 @@ def module_rules(path, opts, cross, arch):
         if not o:
             continue
         fun = by[sec].funcs[o[1]]
-        key = '%s:%s' % (mod, fun[2])
-        if o in black:
-            out.append('%s entry EINVAL %s' % (key, black[o]))
-            out.append('%s offset EINVAL %s' % (key, black[o]))
-            continue
-        p = (sec, s + step)
-        why = None
-        if p in busy:
-            why = 'EBUSY %s' % busy[p]
-        elif p in bugs:
-            why = 'EINVAL BUG trap'
-        if why:
-            out.append('%s offset %s at %s+%#x: %s' %
-                       (key, why, fun[2], s + step - fun[0],
-                        objdump_insn(cross, path, s + step, m.secs[sec][0])))
+        p = s + step
+        out += verdicts('%s:%s' % (mod, fun[2]), black.get(o), (sec, p),
+                        busy, bugs,
+                        lambda: '%s+%#x: %s' % (fun[2], p - fun[0],
+                                               objdump_insn(cross, path, p,
+                                                            m.secs[sec][0])))
     return out
 
 
