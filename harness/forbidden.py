@@ -39,7 +39,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offsets import Elf                          # noqa: E402
+from offsets import Elf, Funcs                   # noqa: E402
 
 BLACK_SECTIONS = ('kprobes_text', 'entry_text', 'irqentry_text',
                   'softirqentry_text', 'noinstr_text')
@@ -59,46 +59,6 @@ def config(path):
                 k, v = line.strip().split('=', 1)
                 opts[k[len('CONFIG_'):]] = v
     return opts
-
-
-class Funcs:
-    """Functions by address: (start, size, name), sorted."""
-
-    def __init__(self, funcs):
-        self.funcs = sorted(funcs)
-        self.starts = [f[0] for f in self.funcs]
-
-    def index(self, addr):
-        """The function that holds ADDR, else None."""
-        lo, hi = 0, len(self.funcs)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.starts[mid] <= addr:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo - 1
-        if i >= 0 and addr < self.funcs[i][0] + max(self.funcs[i][1], 1):
-            return i
-        return None
-
-    def at_or_after(self, addr):
-        """The function that holds ADDR, or else the first one past it."""
-        i = self.index(addr)
-        if i is not None:
-            return i
-        lo, hi = 0, len(self.funcs)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.starts[mid] < addr:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo if lo < len(self.funcs) else None
-
-    def within(self, start, end):
-        """Every function that starts in [START, END)."""
-        return [i for i, f in enumerate(self.funcs) if start <= f[0] < end]
 
 
 def clone_base(name):

@@ -18,6 +18,7 @@ calls: the tables below) are drawn; in the rest the
 instructions seen in vmlinux are the ones that run.  On arm64 every
 instruction is four bytes long, and objdump says so too.
 """
+import bisect
 import random
 import struct
 import subprocess
@@ -75,6 +76,32 @@ class Elf:
                 for i in range(0, len(data) - len(data) % size, size)]
 
 
+class Funcs:
+    """Functions by address: (start, size, name), sorted."""
+
+    def __init__(self, funcs):
+        self.funcs = sorted(funcs)
+        self.starts = [f[0] for f in self.funcs]
+
+    def index(self, addr):
+        """The function that holds ADDR, else None."""
+        i = bisect.bisect_right(self.starts, addr) - 1
+        if i >= 0 and addr < self.funcs[i][0] + max(self.funcs[i][1], 1):
+            return i
+        return None
+
+    def at_or_after(self, addr):
+        """The function that holds ADDR, or else the first one past it."""
+        i = self.index(addr)
+        if i is None:
+            i = bisect.bisect_left(self.starts, addr)
+        return i if i < len(self.funcs) else None
+
+    def within(self, start, end):
+        """Every function that starts in [START, END)."""
+        return [i for i, f in enumerate(self.funcs) if start <= f[0] < end]
+
+
 def main():
     vmlinux, out = sys.argv[1], sys.argv[2]
     cross = sys.argv[3] if len(sys.argv) > 3 else ''
@@ -97,20 +124,7 @@ def main():
             funcs.append((int(f[0], 16), int(f[1], 16), f[3]))
     funcs = sorted(fn for fn in funcs
                    if seen[fn[2]] == 1 and not fn[2].startswith(('__pfx_', '__cfi_')))
-    starts = [fn[0] for fn in funcs]
-
-    def owner(addr):
-        lo, hi = 0, len(funcs)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if starts[mid] <= addr:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo - 1
-        if i >= 0 and addr < funcs[i][0] + funcs[i][1]:
-            return i
-        return None
+    owner = Funcs(funcs).index
 
     def table(name, size, start='__start_%s', stop='__stop_%s'):
         return elf.rel(syms.get(start % name), syms.get(stop % name), size)
