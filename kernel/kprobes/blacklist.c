@@ -135,36 +135,38 @@ static int kprobe_clone_base_one(void *data, unsigned long addr)
  * copy is forbidden when its base name is.  kallsyms cannot tell two
  * static functions of one name apart, so any of them counts: a doubt
  * refuses the probe.
+ *
+ * The copies are found once, when the kernel's or a module's symbols and
+ * blacklist are known, and entered in the list like any function: a
+ * registration looks up no name (a module's symbols are searched one by
+ * one, thousands of them in a large module).
+ *
+ * @data: the module's name, or NULL for the kernel's own symbols.
  */
-static bool kprobe_blacklisted_clone(unsigned long addr)
+static int kprobe_clone_note(void *data, const char *sym, unsigned long addr)
 {
-	char buf[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
-	char *name = buf + MODULE_NAME_LEN + 1, *modname = NULL, *dot;
+	char name[MODULE_NAME_LEN + 1 + KSYM_NAME_LEN];
+	const char *modname = data, *dot = strchr(sym, '.');
+	unsigned long base;
 	bool listed = false;
-	size_t len = 0;
 
-	/* A module's name stays put while preemption is off. */
-	name[0] = '\0';
-	preempt_disable();
-	if (kallsyms_lookup(addr, NULL, NULL, &modname, name) && modname) {
-		len = strnlen(modname, MODULE_NAME_LEN - 1);
-		memcpy(name - len - 1, modname, len);
-	}
-	preempt_enable();
-	dot = strchr(name, '.');
-	if (!dot || dot == name)
-		return false;
-	*dot = '\0';
-	if (!len) {
+	if (!dot || dot == sym || !kernel_text_address(addr))
+		return 0;
+	if (modname) {
+		/* The base is in the same module: "<module>:<name>". */
+		snprintf(name, sizeof(name), "%s:%.*s", modname,
+			 (int)(dot - sym), sym);
+		base = kallsyms_lookup_name(name);
+		listed = base && kprobe_blacklisted_addr(base);
+	} else {
+		snprintf(name, sizeof(name), "%.*s", (int)(dot - sym), sym);
 		kallsyms_on_each_match_symbol(kprobe_clone_base_one, name,
 					      &listed);
-		return listed;
 	}
-	/* The base is in the same module: "<module>:<name>". */
-	name -= len + 1;
-	name[len] = ':';
-	addr = kallsyms_lookup_name(name);
-	return addr && kprobe_blacklisted_addr(addr);
+	if (listed && !kprobe_blacklisted_addr(addr) &&
+	    kprobe_add_ksym_blacklist(addr) == -ENOMEM)
+		return -ENOMEM;
+	return 0;
 }
 
 /**
@@ -174,13 +176,13 @@ static bool kprobe_blacklisted_clone(unsigned long addr)
  * Also true in a compiler's copy (foo.part.0 and the like) of a function
  * that may not be probed.
  *
- * Context: process context; may sleep.
+ * Context: any; takes no lock but RCU's.
  *
  * Return: true if probing @addr is forbidden.
  */
 bool within_kprobe_blacklist(unsigned long addr)
 {
-	return kprobe_blacklisted_addr(addr) || kprobe_blacklisted_clone(addr);
+	return kprobe_blacklisted_addr(addr);
 }
 
 /*
@@ -211,6 +213,8 @@ void __init kprobe_blacklist_init(void)
 						(unsigned long)kprobe_forbidden_sections[i].end);
 	if (!ret)
 		ret = arch_populate_kprobe_blacklist();
+	if (!ret)
+		ret = kallsyms_on_each_symbol(kprobe_clone_note, NULL);
 	if (ret)
 		pr_err("incomplete blacklist: %d\n", ret);
 }
@@ -228,6 +232,11 @@ void kprobe_blacklist_add_module(struct module *mod)
 	start = (unsigned long)mod->noinstr_text_start;
 	if (start)
 		kprobe_add_area_blacklist(start, start + mod->noinstr_text_size);
+	/* Copies can only be of what the module itself forbids. */
+	if (mod->num_kprobe_blacklist || mod->kprobes_text_size ||
+	    mod->noinstr_text_size)
+		module_kallsyms_on_each_symbol(mod->name, kprobe_clone_note,
+					       mod->name);
 }
 
 void kprobe_blacklist_remove_module(struct module *mod)

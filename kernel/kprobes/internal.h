@@ -19,6 +19,8 @@
  *                               text_mutex under it, as below
  *     jump_label_lock()         check.c's index of jump labels; nothing
  *                               is taken under it
+ *     module_mutex              blacklist.c's walk of a coming module's
+ *                               symbols; nothing is taken under it
  *     cpus_read_lock()          where the backend's pokes
  *                               stop_machine_cpuslocked()
  *                               (KPROBE_POKE_CPUS_LOCKED: arm64, the
