@@ -82,8 +82,8 @@ struct kprobe_site {
 	unsigned long		flags;	/* KSITE_*, written under kprobe_mutex */
 	/* The ftrace_ops that carries an armed ftrace site, else NULL (ftrace.c). */
 	struct ftrace_ops	*fops;
-	/* an ftrace site armed by a breakpoint (kernel/kprobes/ftrace.c); text_mutex */
-	u8			ftrace_bp;
+	/* an ftrace site armed by our call (kernel/kprobes/ftrace.c); text_mutex */
+	u8			ftrace_call;
 	struct list_head	batch;	/* arm/disarm/free batch, kprobe_mutex */
 	struct list_head	opt;	/* optimizer queue or batch, kprobe_mutex */
 	/* The task that will run the instruction again (kprobe_replay_take()). */
@@ -162,24 +162,24 @@ void arch_kprobe_poke_finish(void);
 #endif
 
 /*
- * An ftrace site (KSITE_FTRACE) armed by a breakpoint until ftrace carries
- * it: write the breakpoint on the first byte of ftrace's nop at s->addr,
- * or (!arm) put back the first byte of what ftrace wrote behind it (its
- * nop, or the call arch_kprobe_ftrace_hold() kept).  False, and nothing
- * written, when the text there is not what is expected.  Same rules as
- * arch_kprobe_poke(); a hit on that breakpoint runs the site's probes as
- * the ftrace handler would.
+ * An ftrace site (KSITE_FTRACE) armed by a call of the backend's own until
+ * ftrace carries it: replace ftrace's nop at s->addr with a call to code
+ * that runs the site's probes as the ftrace handler would, or (!arm) put
+ * back what ftrace wrote last (its nop, or the call
+ * arch_kprobe_ftrace_hold() kept).  False, and nothing written, when the
+ * text there is not what is expected.  The write is done, and the site
+ * live or gone on every CPU, once arch_kprobe_poke_finish() returns.
+ * Caller holds text_mutex.
  */
-bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm);
+bool arch_kprobe_ftrace_call(struct kprobe_site *s, bool arm);
 
 /*
  * Ftrace is about to write @insn (its nop, or a call) over the ftrace
- * site @s while our breakpoint arms it (kprobe_ftrace_hold()).  Keep the
- * breakpoint: write the rest of @insn behind it, and from now on make,
- * after the probes' handlers, the call @insn makes (none for the nop).
- * arch_kprobe_ftrace_bp(s, false) then puts back the first byte of @insn.
- * False, and nothing written, if that cannot be done.  Caller holds
- * text_mutex.
+ * site @s while our call arms it (kprobe_ftrace_hold()).  Keep our call,
+ * and from now on make, after the probes' handlers, the call @insn makes
+ * (none for the nop).  arch_kprobe_ftrace_call(s, false) then puts @insn
+ * there.  False, and nothing written, if that cannot be done.  Caller
+ * holds text_mutex.
  */
 bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn);
 

@@ -201,7 +201,7 @@ int kprobe_sites_set_armed(struct list_head *batch, bool arm)
 	if (!nftrace)
 		return 0;
 	ret = kprobe_ftrace_sites_set_armed(batch, arm);
-	kprobe_ftrace_sites_bp_settle(batch);
+	kprobe_ftrace_sites_call_settle(batch);
 	return ret;
 }
 

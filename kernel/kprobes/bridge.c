@@ -233,7 +233,7 @@ void arch_kprobe_poke_finish(void)
 }
 
 /* Ftrace sites wait for ftrace to carry them. */
-bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
+bool arch_kprobe_ftrace_call(struct kprobe_site *s, bool arm)
 {
 	return false;
 }

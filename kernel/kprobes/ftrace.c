@@ -216,87 +216,92 @@ static void kprobe_ftrace_site_carry(struct kprobe_site *s, bool on)
 	WRITE_ONCE(s->fops, on ? &kprobe_ftrace_carrier.ops : NULL);
 }
 
-/* Is @s armed by its breakpoint, in no filter of ours? */
+/* Is @s armed by our call, in no filter of ours? */
 static bool kprobe_ftrace_site_pending(struct kprobe_site *s)
 {
-	return s->ftrace_bp == KSITE_BP_OURS || s->ftrace_bp == KSITE_BP_YIELDED;
+	return s->ftrace_call == KSITE_CALL_OURS || s->ftrace_call == KSITE_CALL_YIELDED;
 }
 
 /*
  * Entry probes go live at once.  Registering one probe on a function's
  * entry would otherwise cost a whole ftrace update, milliseconds, before
  * register_kprobe() returns.  So a site that makes no claim, while
- * ftrace's nop is there untouched, is first armed with a breakpoint on the
- * nop's first byte, like any other site: the breakpoint handler runs its
- * probes as the ftrace handler would and resumes past the nop.
- * ftrace_lazy_work later hands all such sites to ftrace in one update of
- * the carrier's filter.  Ftrace's own write takes the int3 over: it
- * expects its nop there, kprobe_ftrace_owns() vouches for the breakpoint,
- * and ftrace rewrites the site through text_poke_bp(), whose own
- * breakpoint handler emulates the new call, so every call is seen, by one
- * path or the other.
+ * ftrace's nop is there untouched, is first armed with a call of the
+ * backend's own over the nop, to code that runs its probes as the ftrace
+ * handler would (arch_kprobe_ftrace_call()).  Five bytes take the
+ * backend three cross-CPU synchronisations to write, microseconds, and
+ * the probe is live when they are done: a hit costs no trap and no
+ * ftrace_ops dispatch.  ftrace_lazy_work later hands all such sites to
+ * ftrace in one update of the carrier's filter.  Ftrace's own write takes
+ * the call over: it expects its nop there, kprobe_ftrace_owns() vouches
+ * for our call, and ftrace rewrites the site through text_poke_bp(),
+ * whose breakpoint handler emulates the new call meanwhile, so every call
+ * is seen, by one path or the other.
  *
  * Another ftrace user's update of the function meanwhile (a tracer, a
- * livepatch, a BPF trampoline) leaves the breakpoint where it is
- * (kprobe_ftrace_hold()): the backend writes the rest of ftrace's new
- * instruction behind it, and its handler makes that call after the
- * probes'.  That user sees every call, the probe too, whether the user
- * comes, goes, or stays past the hand-off.  A pre_handler that redirects
- * the call wins: the other user misses that one, as it would behind a
- * livepatch.  A hand-off that fails is retried later, and the breakpoint
- * keeps working meanwhile.
+ * livepatch, a BPF trampoline) leaves our call where it is
+ * (kprobe_ftrace_hold()): the backend notes ftrace's new call, and makes
+ * it after the probes' handlers.  That user sees every call, the probe
+ * too, whether the user comes, goes, or stays past the hand-off.  A
+ * pre_handler that redirects the call wins: the other user misses that
+ * one, as it would behind a livepatch.  A hand-off that fails is retried
+ * later, and our call keeps working meanwhile.
  *
- * site->ftrace_bp says where a site is in this (under text_mutex):
- * KSITE_BP_OURS, our int3 is there; KSITE_BP_YIELDED, ftrace wrote over it
- * (the backend could not hold it); KSITE_BP_HANDED, the carrier took it,
- * and the breakpoint state ends with this batch.  A site that gains a
+ * site->ftrace_call says where a site is in this (under text_mutex):
+ * KSITE_CALL_OURS, our call is there; KSITE_CALL_YIELDED, ftrace wrote
+ * over it (the backend could not hold it); KSITE_CALL_HANDED, the carrier
+ * took it, and the state ends with this batch.  A site that gains a
  * post_handler meanwhile is handed off at once, before its claim, so that
  * it never makes a claim while ftrace does not carry it.
  */
-static unsigned int ftrace_bp_count;	/* sites with ftrace_bp set */
+static unsigned int ftrace_call_count;	/* sites with ftrace_call set */
 /* The task whose ftrace update hands such sites over (under kprobe_mutex). */
 static struct task_struct *kprobe_ftrace_updater;
 
 /*
- * @s, armed by a breakpoint, leaves that state: ftrace carries it now, or
- * it is being disarmed.  Our int3 goes, unless ftrace wrote over it.  A
+ * @s, armed by our call, leaves that state: ftrace carries it now, or it
+ * is being disarmed.  Our call goes, unless ftrace wrote over it.  A
  * yielded site is checked too: ftrace gives up an update whose later
  * record fails its check (ftrace_bug()) after yielding the earlier ones,
- * and their int3 is then still there with nobody left to handle it.  The
- * write is checked against int3 over the nop's tail, so a site ftrace
- * did rewrite is left alone; ftrace writes only under text_mutex, which
- * is held here.  text_mutex held; arch_kprobe_poke_finish() to follow.
+ * and our call is then still there with nobody left to answer for it.
+ * The write is checked against our call, so a site ftrace did rewrite is
+ * left alone; ftrace writes only under text_mutex, which is held here.
+ * text_mutex held; arch_kprobe_poke_finish() to follow.
  */
-static void kprobe_ftrace_site_bp_drop(struct kprobe_site *s)
+static void kprobe_ftrace_site_call_drop(struct kprobe_site *s)
 {
 	lockdep_assert_held(&text_mutex);
-	arch_kprobe_ftrace_bp(s, false);
-	s->ftrace_bp = KSITE_BP_NONE;
-	ftrace_bp_count--;
+	arch_kprobe_ftrace_call(s, false);
+	s->ftrace_call = KSITE_CALL_NONE;
+	ftrace_call_count--;
 }
 
 /*
- * Sites of @batch armed by a breakpoint that kprobe_ftrace_sites_set_armed()
- * disarmed or handed to the carrier leave the breakpoint state.
+ * Sites of @batch armed by our call that kprobe_ftrace_sites_set_armed()
+ * disarmed or handed to the carrier leave that state.
  */
-void kprobe_ftrace_sites_bp_settle(struct list_head *batch)
+void kprobe_ftrace_sites_call_settle(struct list_head *batch)
 {
 	struct kprobe_site *s;
 
-	if (!ftrace_bp_count)
+	if (!ftrace_call_count)
 		return;
 	kprobe_text_lock();
 	list_for_each_entry(s, batch, batch) {
-		if (s->ftrace_bp && (!(s->flags & KSITE_ARMED) ||
-				     s->ftrace_bp == KSITE_BP_HANDED))
-			kprobe_ftrace_site_bp_drop(s);
+		if (s->ftrace_call && (!(s->flags & KSITE_ARMED) ||
+				       s->ftrace_call == KSITE_CALL_HANDED))
+			kprobe_ftrace_site_call_drop(s);
 	}
 	arch_kprobe_poke_finish();
 	kprobe_text_unlock();
 }
 
-/* Arm the sites of @batch that can go live as breakpoints, as above. */
-static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
+/*
+ * Arm the sites of @batch that can go live by our call, as above: live
+ * when this returns, so the writes are finished here, not later as a
+ * breakpoint's may be (kprobe_arm_sync_later()).
+ */
+static void kprobe_ftrace_sites_call_arm(struct list_head *batch)
 {
 	struct kprobe_site *s;
 	unsigned int n = 0;
@@ -309,22 +314,22 @@ static void kprobe_ftrace_sites_bp_arm(struct list_head *batch)
 		    KPROBE_FTRACE_IPMODIFY_ALWAYS ||
 		    kprobe_ftrace_site_want_claim(s) ||
 		    kprobe_ftrace_lazy_has((unsigned long)s->addr) ||
-		    !arch_kprobe_ftrace_bp(s, true))
+		    !arch_kprobe_ftrace_call(s, true))
 			continue;
-		s->ftrace_bp = KSITE_BP_OURS;
+		s->ftrace_call = KSITE_CALL_OURS;
 		kprobe_ftrace_site_carry(s, true);
 		n++;
 	}
 	if (n) {
-		ftrace_bp_count += n;
-		kprobe_arm_sync_later();
+		ftrace_call_count += n;
+		arch_kprobe_poke_finish();
 		schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
 	}
 	kprobe_text_unlock();
 }
 
-/* Hand every site armed by a breakpoint over to ftrace, in one update. */
-static void kprobe_ftrace_bp_hand_off(void)
+/* Hand every site armed by our call over to ftrace, in one update. */
+static void kprobe_ftrace_call_hand_off(void)
 {
 	struct kprobe_site *s;
 	unsigned long *ips;
@@ -332,17 +337,17 @@ static void kprobe_ftrace_bp_hand_off(void)
 	int err;
 
 	lockdep_assert_held(&kprobe_mutex);
-	if (!ftrace_bp_count || READ_ONCE(kprobe_ftrace_disabled))
+	if (!ftrace_call_count || READ_ONCE(kprobe_ftrace_disabled))
 		return;
-	ips = kmalloc_array(ftrace_bp_count, sizeof(*ips), GFP_KERNEL);
+	ips = kmalloc_array(ftrace_call_count, sizeof(*ips), GFP_KERNEL);
 	if (!ips)
 		goto retry;
 	/* Stop at the last one: most buckets hold none. */
 	for_each_kprobe_site(s) {
-		if (!s->ftrace_bp)
+		if (!s->ftrace_call)
 			continue;
 		ips[n++] = (unsigned long)s->addr;
-		if (n == ftrace_bp_count)
+		if (n == ftrace_call_count)
 			goto collected;
 	}
 collected:
@@ -357,10 +362,10 @@ collected:
 	}
 	kprobe_text_lock();
 	for_each_kprobe_site(s) {
-		if (!s->ftrace_bp)
+		if (!s->ftrace_call)
 			continue;
-		kprobe_ftrace_site_bp_drop(s);
-		if (!ftrace_bp_count)
+		kprobe_ftrace_site_call_drop(s);
+		if (!ftrace_call_count)
 			goto dropped;
 	}
 dropped:
@@ -368,20 +373,20 @@ dropped:
 	kprobe_text_unlock();
 	return;
 retry:
-	/* The breakpoints keep working meanwhile. */
+	/* Our calls keep working meanwhile. */
 	schedule_delayed_work(&ftrace_lazy_work, HZ);
 }
 
 /**
- * kprobe_ftrace_owns() - ftrace found an int3 where it expects its own code
+ * kprobe_ftrace_owns() - ftrace found other code than its own at a site
  * @ip: the ftrace call site
  *
  * Called by ftrace, under text_mutex, as it checks @ip before an update:
- * is the breakpoint there one that kprobes armed on ftrace's nop ("Entry
+ * is what is there a call that kprobes wrote over ftrace's nop ("Entry
  * probes go live at once")?  If so, kprobe_ftrace_hold() answers for the
  * write that follows.
  *
- * Return: true if the breakpoint is kprobes'.
+ * Return: true if the text at @ip is kprobes'.
  */
 bool kprobe_ftrace_owns(unsigned long ip)
 {
@@ -391,25 +396,24 @@ bool kprobe_ftrace_owns(unsigned long ip)
 	lockdep_assert_held(&text_mutex);
 	rcu_read_lock();
 	s = kprobe_site_find(ip);
-	ours = s && s->ftrace_bp == KSITE_BP_OURS;
+	ours = s && s->ftrace_call == KSITE_CALL_OURS;
 	rcu_read_unlock();
 	return ours;
 }
 
 /**
- * kprobe_ftrace_hold() - ftrace is about to write over kprobes' breakpoint
+ * kprobe_ftrace_hold() - ftrace is about to write over a site
  * @ip: the ftrace call site
  * @insn: what ftrace writes there (its nop, or a call)
  *
- * Called by ftrace, under text_mutex, for a site kprobe_ftrace_owns()
- * vouched for.  Until the hand-off, the breakpoint stays: the backend
- * writes the rest of @insn behind it, and the breakpoint's handler,
- * after the probes', makes the call @insn makes.  So another ftrace user
- * that enables the function meanwhile gets every call too, and the probe
- * loses none when that user leaves.  The hand-off's own update
- * (kprobe_ftrace_updater) is written by ftrace.  Should the backend fail,
- * ftrace's write takes the breakpoint over, and the hand-off comes at
- * once.
+ * Called by ftrace, under text_mutex, for every site it is about to
+ * write.  Kprobes' own call over ftrace's nop stays until the hand-off:
+ * the backend notes @insn, and our call's handler, after the probes',
+ * makes the call @insn makes.  So another ftrace user that enables the
+ * function meanwhile gets every call too, and the probe loses none when
+ * that user leaves.  The hand-off's own update (kprobe_ftrace_updater) is
+ * written by ftrace.  Should the backend fail, ftrace's write takes our
+ * call over, and the hand-off comes at once.
  *
  * Return: true if ftrace is to leave @ip alone (its record is updated).
  */
@@ -419,13 +423,16 @@ bool kprobe_ftrace_hold(unsigned long ip, const void *insn)
 	bool held = false;
 
 	lockdep_assert_held(&text_mutex);
+	/* The common case: no site is armed that way. */
+	if (!ftrace_call_count)
+		return false;
 	rcu_read_lock();
 	s = kprobe_site_find(ip);
-	if (s && s->ftrace_bp == KSITE_BP_OURS &&
+	if (s && s->ftrace_call == KSITE_CALL_OURS &&
 	    current != READ_ONCE(kprobe_ftrace_updater)) {
 		held = arch_kprobe_ftrace_hold(s, insn);
 		if (!held) {
-			s->ftrace_bp = KSITE_BP_YIELDED;
+			s->ftrace_call = KSITE_CALL_YIELDED;
 			mod_delayed_work(system_wq, &ftrace_lazy_work, 0);
 		}
 	}
@@ -437,7 +444,7 @@ static void kprobe_ftrace_lazy_fn(struct work_struct *work)
 {
 	mutex_lock(&kprobe_mutex);
 	kprobe_ftrace_lazy_flush();
-	kprobe_ftrace_bp_hand_off();
+	kprobe_ftrace_call_hand_off();
 	mutex_unlock(&kprobe_mutex);
 }
 
@@ -535,7 +542,7 @@ static void kprobe_ftrace_step_done(struct kprobe_site *s,
 		 * Not under text_mutex: ftrace's call is in place of the
 		 * int3 by now, so its hooks never look at this site again.
 		 */
-		WRITE_ONCE(s->ftrace_bp, KSITE_BP_HANDED);
+		WRITE_ONCE(s->ftrace_call, KSITE_CALL_HANDED);
 		break;
 	case KPROBE_FTRACE_CLAIM:
 		s->flags |= KSITE_FTRACE_CLAIM;
@@ -604,7 +611,7 @@ int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm)
 	int ret = 0;
 
 	if (arm)
-		kprobe_ftrace_sites_bp_arm(batch);
+		kprobe_ftrace_sites_call_arm(batch);
 	list_for_each_entry(s, batch, batch) {
 		if (!(s->flags & KSITE_FTRACE) || kprobe_site_armed_as(s, arm))
 			continue;

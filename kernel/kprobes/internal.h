@@ -55,12 +55,12 @@ struct module;
 #define KSITE_OPT_JUMPED BIT(20) /* its jump was written: see unregister */
 #define KSITE_FTRACE_CLAIM BIT(21) /* in the claim ops' filter (ftrace.c) */
 
-/* kprobe_site.ftrace_bp (ftrace.c, "Entry probes go live at once") */
+/* kprobe_site.ftrace_call (ftrace.c, "Entry probes go live at once") */
 enum {
-	KSITE_BP_NONE,
-	KSITE_BP_OURS,		/* our int3 on ftrace's nop */
-	KSITE_BP_YIELDED,	/* ftrace's write took it over */
-	KSITE_BP_HANDED,	/* in the carrier's filter now; this batch ends it */
+	KSITE_CALL_NONE,
+	KSITE_CALL_OURS,	/* our call over ftrace's nop */
+	KSITE_CALL_YIELDED,	/* ftrace's write took it over */
+	KSITE_CALL_HANDED,	/* in the carrier's filter now; this batch ends it */
 };
 
 /* Every site in the hash, in no particular order; kprobe_mutex held. */
@@ -161,11 +161,11 @@ static inline bool kprobe_ftrace_site_want_claim(struct kprobe_site *s)
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
 void kprobe_ftrace_lazy_flush(void);
-void kprobe_ftrace_sites_bp_settle(struct list_head *batch);
+void kprobe_ftrace_sites_call_settle(struct list_head *batch);
 int kprobe_ftrace_sites_set_armed(struct list_head *batch, bool arm);
 #else
 static inline void kprobe_ftrace_lazy_flush(void) { }
-static inline void kprobe_ftrace_sites_bp_settle(struct list_head *batch) { }
+static inline void kprobe_ftrace_sites_call_settle(struct list_head *batch) { }
 
 /* Without it no ftrace site is ever created: nothing to arm. */
 static inline int kprobe_ftrace_sites_set_armed(struct list_head *batch,

@@ -49,17 +49,9 @@ enum {
 #define KX_TRAP_COPY	0
 #define KX_LOOSE_COPY	32
 
-/* A hit on our breakpoint on ftrace's nop (ftrace_site.c, ftrace_entry.S). */
-#ifdef CONFIG_KPROBES_ON_FTRACE
-int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs);
-void kx_ftrace_bp_entry(void);
-unsigned long kx_ftrace_bp_handler(struct pt_regs *regs);
-#else
-static inline int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
-{
-	return 0;
-}
-#endif
+/* Where our call over ftrace's nop goes (ftrace_entry.S, ftrace_site.c). */
+void kx_ftrace_call_entry(void);
+unsigned long kx_ftrace_call_handler(struct pt_regs *regs);
 
 /* The end of a tracked step (step_entry.S) and its C half (breakpoint.c). */
 void kx_step_entry(void);

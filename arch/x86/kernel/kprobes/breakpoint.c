@@ -164,7 +164,7 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		a->len = KX_FENTRY_SIZE;
 		a->opcode = buf[0];
 		*opcode = buf[0];
-		/* A breakpoint there (arch_kprobe_ftrace_bp()) has no copy. */
+		/* Our call there (arch_kprobe_ftrace_call()) has no copy. */
 		s->flags |= KSITE_ARCH_SLOW;
 		return 0;
 	}
@@ -310,13 +310,10 @@ int arch_populate_kprobe_blacklist(void)
 
 /* ---- Arming -------------------------------------------------------------- */
 
-/* Did this batch write anything?  Protected by text_mutex. */
+/* Did this batch write a breakpoint?  Protected by text_mutex. */
 static bool kx_batch_dirty;
-/*
- * Of those: an int3 on an ftrace site's nop (arch_kprobe_ftrace_bp()), or
- * bytes behind one (arch_kprobe_ftrace_hold()).
- */
-static bool kx_ftrace_bp_dirty, kx_tail_dirty;
+/* Or queue an ftrace site's call (arch_kprobe_ftrace_call())? */
+static bool kx_calls_queued;
 
 /**
  * arch_kprobe_poke - plant or remove the breakpoint of a site
@@ -344,7 +341,7 @@ void arch_kprobe_poke(struct kprobe_site *s, bool arm)
 }
 
 #ifdef CONFIG_KPROBES_ON_FTRACE
-/* What ftrace last wrote at ftrace site @s, behind our breakpoint. */
+/* What ftrace last wrote at ftrace site @s: its nop, or a call we keep. */
 static void kx_ftrace_insn(struct kprobe_site *s, u8 *insn)
 {
 	if (s->arch.target)
@@ -354,48 +351,52 @@ static void kx_ftrace_insn(struct kprobe_site *s, u8 *insn)
 		memcpy(insn, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE);
 }
 
-/* Is the text at @s @first, then the rest of @insn (kx_ftrace_insn())? */
-static bool kx_ftrace_tail_is(struct kprobe_site *s, u8 first, const u8 *insn)
+/* The call that arms ftrace site @s until ftrace carries it. */
+static void kx_ftrace_our_call(struct kprobe_site *s, u8 *insn)
+{
+	memcpy(insn, text_gen_insn(CALL_INSN_OPCODE, s->addr,
+				   kx_ftrace_call_entry), KX_FENTRY_SIZE);
+}
+
+/* Is the text at ftrace site @s exactly @insn? */
+static bool kx_ftrace_text_is(struct kprobe_site *s, const u8 *insn)
 {
 	u8 cur[KX_FENTRY_SIZE];
 
 	return !(s->flags & KSITE_GONE) &&
 	       !copy_from_kernel_nofault(cur, s->addr, KX_FENTRY_SIZE) &&
-	       cur[0] == first &&
-	       !memcmp(cur + 1, insn + 1, KX_FENTRY_SIZE - 1);
+	       !memcmp(cur, insn, KX_FENTRY_SIZE);
 }
 
 /**
- * arch_kprobe_ftrace_bp - arm an ftrace site with a breakpoint, or disarm it
+ * arch_kprobe_ftrace_call - arm an ftrace site with our call, or disarm it
  * @s: the site, on a function's ftrace call site
- * @arm: write the breakpoint (true), or put back the first byte of what
- *	 ftrace wrote behind it (its nop, or a call arch_kprobe_ftrace_hold()
- *	 kept)
+ * @arm: replace ftrace's nop with a call to kx_ftrace_call_entry (true),
+ *	 or put back what ftrace wrote there last (its nop, or the call
+ *	 arch_kprobe_ftrace_hold() kept)
  *
- * Only over ftrace's nop, untouched (or our breakpoint on it): anything
- * else there belongs to ftrace.  Caller holds text_mutex.
+ * Five bytes are not written atomically: the write is queued for
+ * text_poke_finish(), whose breakpoint stands in for the instruction
+ * until all of it is in place and runs the new one meanwhile.  So the
+ * site is live, or gone, once arch_kprobe_poke_finish() returns.  Only
+ * over the text expected there: anything else belongs to ftrace.  Caller
+ * holds text_mutex.
  *
- * Return: true if the byte was written.
+ * Return: true if the write was queued.
  */
-bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
+bool arch_kprobe_ftrace_call(struct kprobe_site *s, bool arm)
 {
-	u8 insn[KX_FENTRY_SIZE], old, byte;
+	u8 ftrace[KX_FENTRY_SIZE], ours[KX_FENTRY_SIZE];
 	bool ok;
 
 	lockdep_assert_held(&text_mutex);
-	kx_ftrace_insn(s, insn);
-	old = arm ? insn[0] : INT3_INSN_OPCODE;
-	byte = arm ? INT3_INSN_OPCODE : insn[0];
-	ok = kx_ftrace_tail_is(s, old, insn);
+	kx_ftrace_insn(s, ftrace);
+	kx_ftrace_our_call(s, ours);
+	ok = kx_ftrace_text_is(s, arm ? ftrace : ours);
 	if (ok) {
-		/* A tail written behind the breakpoint is seen everywhere first. */
-		if (!arm && kx_tail_dirty)
-			arch_kprobe_poke_finish();
-		text_poke(s->addr, &byte, INT3_INSN_SIZE);
-		perf_event_text_poke(s->addr, &old, INT3_INSN_SIZE, &byte,
-				     INT3_INSN_SIZE);
-		kx_batch_dirty = true;
-		kx_ftrace_bp_dirty |= arm;
+		text_poke_queue(s->addr, arm ? ours : ftrace, KX_FENTRY_SIZE,
+				NULL);
+		kx_calls_queued = true;
 	}
 	if (!arm)
 		WRITE_ONCE(s->arch.target, 0);
@@ -403,20 +404,21 @@ bool arch_kprobe_ftrace_bp(struct kprobe_site *s, bool arm)
 }
 
 /**
- * arch_kprobe_ftrace_hold - ftrace writes behind our breakpoint
- * @s: the ftrace site, armed by its breakpoint
+ * arch_kprobe_ftrace_hold - ftrace means to write over our call
+ * @s: the ftrace site, armed by our call
  * @insn: the five bytes ftrace is about to write there: its nop or a call
  *
- * Writes @insn but its first byte, and has the breakpoint's handler make
- * the call from now on (kx_ftrace_bp_handler()).  Caller holds text_mutex.
+ * Keeps our call, and has kx_ftrace_call_handler() make the call @insn
+ * makes after the probes' handlers from now on.  Nothing is written: a
+ * hit reads the new target with one load.  Caller holds text_mutex.
  *
- * Return: true if done; false, and nothing written, for anything but the
- * nop or a call, or when the text is not what ftrace last wrote.
+ * Return: true if done; false for anything but the nop or a call, or when
+ * our call is not there.
  */
 bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
 {
+	u8 ours[KX_FENTRY_SIZE];
 	const u8 *new = insn;
-	u8 was[KX_FENTRY_SIZE];
 	unsigned long target = 0;
 	s32 rel;
 
@@ -426,17 +428,9 @@ bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
 		target = (unsigned long)s->addr + KX_FENTRY_SIZE + rel;
 	else if (memcmp(new, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE))
 		return false;
-	kx_ftrace_insn(s, was);
-	if (!kx_ftrace_tail_is(s, INT3_INSN_OPCODE, was))
+	kx_ftrace_our_call(s, ours);
+	if (!kx_ftrace_text_is(s, ours))
 		return false;
-	/* A CPU still running the instruction the int3 replaced is done first. */
-	if (kx_ftrace_bp_dirty)
-		arch_kprobe_poke_finish();
-	text_poke(s->addr + 1, new + 1, KX_FENTRY_SIZE - 1);
-	perf_event_text_poke(s->addr + 1, was + 1, KX_FENTRY_SIZE - 1, new + 1,
-			     KX_FENTRY_SIZE - 1);
-	kx_batch_dirty = true;
-	kx_tail_dirty = true;
 	WRITE_ONCE(s->arch.target, target);
 	return true;
 }
@@ -445,16 +439,20 @@ bool arch_kprobe_ftrace_hold(struct kprobe_site *s, const void *insn)
 /**
  * arch_kprobe_poke_finish - make a batch of pokes visible everywhere
  *
- * One serializing IPI round for the whole batch.  Caller holds text_mutex.
+ * One serializing IPI round for the breakpoints of the batch; the queued
+ * calls of ftrace sites take text_poke_finish()'s three.  Caller holds
+ * text_mutex.
  */
 void arch_kprobe_poke_finish(void)
 {
 	lockdep_assert_held(&text_mutex);
+	if (kx_calls_queued) {
+		kx_calls_queued = false;
+		text_poke_finish();
+	}
 	if (!kx_batch_dirty)
 		return;
 	kx_batch_dirty = false;
-	kx_ftrace_bp_dirty = false;
-	kx_tail_dirty = false;
 	text_poke_sync();
 }
 
@@ -696,15 +694,14 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	if (!s || s->arch.how == KX_FTRACE) {
 		/*
 		 * The site went away while we were trapping: once the int3
-		 * is gone from the text, run what is there now.
+		 * is gone from the text, run what is there now.  An int3 on
+		 * an ftrace site is text_poke_finish()'s, whose handler has
+		 * had its say already.
 		 */
 		if (READ_ONCE(*(u8 *)addr) != INT3_INSN_OPCODE) {
 			regs->ip = addr;
 			return 1;
 		}
-		/* Our breakpoint on ftrace's nop (arch_kprobe_ftrace_bp()). */
-		if (s)
-			return kx_ftrace_int3(s, regs);
 		return 0;
 	}
 

@@ -71,12 +71,13 @@ int kx_fetch_orig(struct kx_overlay *ov, unsigned long pos, u8 *buf)
 
 	if (!n)
 		return 0;
-	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE) {
+	if (buf[0] == INT3_INSN_OPCODE || buf[0] == JMP32_INSN_OPCODE ||
+	    buf[0] == CALL_INSN_OPCODE) {
 		preempt_disable();
 		s = kprobe_site_find(pos);
-		/* our breakpoint on ftrace's nop */
-		if (s && s->arch.how == KX_FTRACE && buf[0] == INT3_INSN_OPCODE) {
-			buf[0] = x86_nops[KX_FENTRY_SIZE][0];
+		/* ftrace's site, whoever's call is there: its nop */
+		if (s && s->arch.how == KX_FTRACE && n >= KX_FENTRY_SIZE) {
+			memcpy(buf, x86_nops[KX_FENTRY_SIZE], KX_FENTRY_SIZE);
 		} else if (s && s->arch.how != KX_FTRACE) {
 			if (kx_jumped(s)) {
 				ov->at = pos;

@@ -6,9 +6,11 @@
  * owns those five bytes.  The core instead filters an ftrace_ops to such
  * sites (and a second one, which only claims IPMODIFY, to those with a
  * post_handler), and ftrace calls the handler below from
- * ftrace_regs_caller with a full pt_regs.  There is nothing to step: the "probed
- * instruction" is ftrace's own nop, and executing it means going on at
- * the next instruction.
+ * ftrace_regs_caller with a full pt_regs.  Until ftrace carries a new
+ * site, a call of our own over ftrace's nop arms it, and kx_ftrace_call_entry
+ * (ftrace_entry.S) calls the same hit code with the same pt_regs.  There
+ * is nothing to step: the "probed instruction" is ftrace's own nop, and
+ * executing it means going on at the next instruction.
  *
  * In ftrace_regs_caller, regs->ip starts as the return address of the
  * fentry call (ip + MCOUNT_INSN_SIZE), unless another ftrace user ran
@@ -119,44 +121,59 @@ static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
 }
 
 /*
- * A hit on the breakpoint that arms @s until ftrace carries it (see
- * arch_kprobe_ftrace_bp()), regs->ip just past it.  The handlers are not
- * run here, in the trap: the breakpoint becomes the call ftrace's would
- * be, to kx_ftrace_bp_entry (ftrace_entry.S), which runs them in the
- * probed context as the ftrace handler does.  Once ftrace is dead
- * (kprobe_ftrace_kill()) its entry probes are, those still waiting for
- * it too: what ftrace wrote behind the breakpoint runs, and no handler.
+ * A call of ftrace site @s at @ip, regs->ip past it: run the probes, or
+ * count a miss when this CPU is already inside one.  The common case, one
+ * probe (or two, kx_ftrace_duo()), nothing running, regs->ip as the call
+ * left it, walks no list.  After its pre_handler only p and regs are
+ * needed: p->addr is the site's address, that is @ip.  Preemption is off.
  */
-int kx_ftrace_int3(struct kprobe_site *s, struct pt_regs *regs)
+static __always_inline void kx_ftrace_hit(struct kprobe_site *s,
+					  unsigned long ip,
+					  struct pt_regs *regs)
 {
-	unsigned long target;
+	struct kprobe *p;
 
-	/* Written once while hits run: either value is one a hit may see. */
-	if (likely(!data_race(kprobe_ftrace_disabled))) {
-		int3_emulate_call(regs, (unsigned long)kx_ftrace_bp_entry);
-		return 1;
+	if (unlikely(kprobe_running() || regs->ip != ip + MCOUNT_INSN_SIZE))
+		goto slow;
+	p = kprobe_site_solo(s);
+	if (unlikely(!p)) {
+		if (!kx_ftrace_duo(s, regs))
+			goto slow;
+		goto done;
 	}
-	target = READ_ONCE(s->arch.target);
-	if (target)
-		int3_emulate_call(regs, target);
-	else
-		int3_emulate_jmp(regs, regs->ip - INT3_INSN_SIZE + KX_FENTRY_SIZE);
-	return 1;
+	kprobe_site_hit(s);
+	regs->ip = ip + INT3_INSN_SIZE;
+	__this_cpu_write(current_kprobe, p);
+	if (p->pre_handler(p, regs)) {
+		kx_ftrace_redirected((unsigned long)p->addr,
+				     (unsigned long)p->addr + MCOUNT_INSN_SIZE, regs);
+	} else {
+		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+		if (p->post_handler) {
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
+		}
+	}
+done:
+	__this_cpu_write(current_kprobe, NULL);
+	return;
+slow:
+	kx_ftrace_slow(s, ip, regs);
 }
 
-NOKPROBE_SYMBOL(kx_ftrace_int3);
-
 /*
- * Called by kx_ftrace_bp_entry with the probed context, regs->ip just
- * past ftrace's nop: as kprobe_ftrace_handler(), for a site whatever
- * ftrace_ops carries it (none yet).  Returns the call that ftrace wrote
- * behind the breakpoint for another ftrace user (arch_kprobe_ftrace_hold()),
- * which kx_ftrace_bp_entry makes next as if from the site, or 0: none, or
- * a handler redirected the call, and that user misses it.  A site gone
- * meanwhile (unregistered) gives 0 too: the call is missed by that user
- * only if it raced with the unregistration.
+ * Called by kx_ftrace_call_entry, from our call that arms an ftrace site
+ * until ftrace carries it (arch_kprobe_ftrace_call()), with the probed
+ * context, regs->ip just past the call: the same hit as ftrace's.
+ * Returns the call that ftrace meant to write there for another ftrace
+ * user (arch_kprobe_ftrace_hold()), which kx_ftrace_call_entry makes next
+ * as if from the site, or 0: none, or a handler redirected the call, and
+ * that user misses it.  A site gone meanwhile (unregistered) gives 0 too:
+ * the call is missed by that user only if it raced with the
+ * unregistration.  Once ftrace is dead (kprobe_ftrace_kill()), its entry
+ * probes are, those still waiting for it too: only that call is made.
  */
-unsigned long kx_ftrace_bp_handler(struct pt_regs *regs)
+unsigned long kx_ftrace_call_handler(struct pt_regs *regs)
 {
 	unsigned long ip = regs->ip - MCOUNT_INSN_SIZE;
 	unsigned long target = 0;
@@ -164,8 +181,10 @@ unsigned long kx_ftrace_bp_handler(struct pt_regs *regs)
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	if (s) {
-		kx_ftrace_slow(s, ip, regs);
+	if (likely(s)) {
+		/* Written once while hits run: either value is one a hit may see. */
+		if (likely(!data_race(kprobe_ftrace_disabled)))
+			kx_ftrace_hit(s, ip, regs);
 		if (regs->ip == ip + MCOUNT_INSN_SIZE)
 			target = READ_ONCE(s->arch.target);
 	}
@@ -173,7 +192,7 @@ unsigned long kx_ftrace_bp_handler(struct pt_regs *regs)
 	return target;
 }
 
-NOKPROBE_SYMBOL(kx_ftrace_bp_handler);
+NOKPROBE_SYMBOL(kx_ftrace_call_handler);
 
 /**
  * kprobe_ftrace_handler - ftrace callback of the kprobes ftrace_ops
@@ -199,7 +218,6 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 	struct kprobe_site *s;
-	struct kprobe *p;
 
 	/*
 	 * Plain reads of the two values written while hits run: either
@@ -211,42 +229,8 @@ void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
 	/* Then: the site is armed, carried by this ops. */
-	if (unlikely(!s || data_race(s->fops) != ops))
-		goto out;
-
-	/*
-	 * One probe (or two, kx_ftrace_duo()), nothing running, regs->ip as
-	 * ftrace set it.  After its pre_handler only p and regs are needed:
-	 * p->addr is the site's address, that is @ip.
-	 */
-	if (unlikely(kprobe_running() || regs->ip != ip + MCOUNT_INSN_SIZE))
-		goto slow;
-	p = kprobe_site_solo(s);
-	if (unlikely(!p)) {
-		if (!kx_ftrace_duo(s, regs))
-			goto slow;
-		goto done;
-	}
-	kprobe_site_hit(s);
-	regs->ip = ip + INT3_INSN_SIZE;
-	__this_cpu_write(current_kprobe, p);
-	if (p->pre_handler(p, regs)) {
-		kx_ftrace_redirected((unsigned long)p->addr,
-				     (unsigned long)p->addr + MCOUNT_INSN_SIZE, regs);
-	} else {
-		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
-		if (p->post_handler) {
-			__this_cpu_write(current_kprobe, p);
-			p->post_handler(p, regs, 0);
-		}
-	}
-done:
-	__this_cpu_write(current_kprobe, NULL);
-out:
-	preempt_enable_notrace();
-	return;
-slow:
-	kx_ftrace_slow(s, ip, regs);
+	if (likely(s && data_race(s->fops) == ops))
+		kx_ftrace_hit(s, ip, regs);
 	preempt_enable_notrace();
 }
 

@@ -63,8 +63,8 @@ fg_cleanup()
 }
 
 # Wait (10 s, paced) for the return probe on kpt_shell_a to be carried by
-# ftrace's call where entry probes are (x86): a fresh probe is a
-# breakpoint on ftrace's NOP until its hand-off to ftrace, which puts
+# ftrace's call where entry probes are (x86): a fresh probe is a call
+# of kprobes' own over ftrace's NOP until its hand-off to ftrace, which puts
 # the function in enabled_functions.
 fg_on_ftrace()
 {
@@ -86,7 +86,7 @@ fg_on_ftrace()
 # to be handed to ftrace before the graph tracer starts (the graph
 # tracer takes the return address first, the probe then takes it from
 # the graph tracer's hook); "graph-first" calls the function right after
-# the probe is registered (its breakpoint runs first, then the graph
+# the probe is registered (its own call runs first, then the graph
 # tracer's entry).  In either, the N calls return to their caller (the
 # trigger goes on to its next target and returns success), the return
 # probe reports each return once with the value the function returns

@@ -101,9 +101,9 @@ t_pending_module()
 # the probe shows [GONE] and is unregistered quietly.  Ftrace stays dead:
 # the last case of a run.  On x86-64 ftrace dies as it does in the field,
 # of a bug found in the middle of an update (kprobes_holder's
-# ftrace_bug): that update had already yielded kprobes' breakpoint on
-# kpt_shell_b's nop, and unregistering the probe must still take it
-# away, or kpt_shell_b's next call dies on an int3 nobody handles.  The
+# ftrace_bug): that update had already met kprobes' own call over
+# kpt_shell_b's nop, and unregistering the probe must still put the nop
+# back (and leave no int3, on which kpt_shell_b's next call would die).  The
 # bug's two warnings (ftrace_verify_code(), ftrace_bug()) are the only
 # splats allowed, so no_splat runs before this case.
 t_ftrace_kill()
@@ -135,7 +135,7 @@ t_ftrace_kill()
 		b=$(hld bug_byte0)
 		# Upstream puts an entry probe in ftrace's filter at once.
 		upstream || [ "$(hld bug_pending)" = Y ] ||
-			fail "kpt_shell_b's probe was never a breakpoint on the nop" ||
+			fail "kpt_shell_b's probe was never kprobes' call over the nop" ||
 			return
 		# 0xcc = 204: do not call kpt_shell_b, it would oops.
 		[ "$b" != 204 ] ||

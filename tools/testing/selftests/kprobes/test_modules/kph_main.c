@@ -172,7 +172,7 @@ static void kph_optimized(struct kunit *test)
 }
 
 /*
- * A function's entry: first hit through the breakpoint on ftrace's nop,
+ * A function's entry: first hit through kprobes' own call over ftrace's nop,
  * then, once handed over (in a batch, HZ / 10 after registration),
  * through ftrace.  Disabled, it stops counting.
  */

@@ -29,9 +29,10 @@
  *
  * Writing 1 to "ftrace_bug" (x86-64) makes ftrace kill itself the way it
  * does in the field, by finding its text wrong in the middle of an
- * update, while an entry probe waits on kpt_shell_b as a breakpoint: see
- * kph_ftrace_bug_set().  "bug_pending" then says whether the probe was
- * such a breakpoint, "bug_byte0" is kpt_shell_b's first byte after the
+ * update, while an entry probe waits on kpt_shell_b as kprobes' own call
+ * over ftrace's nop: see kph_ftrace_bug_set().  "bug_pending" then says
+ * whether the probe was such a call, "bug_byte0" is kpt_shell_b's first
+ * byte after the
  * probe was unregistered.  Also for the last case of a run only.
  */
 #include <linux/atomic.h>
@@ -266,11 +267,27 @@ MODULE_PARM_DESC(bug_byte0, "ftrace_bug: kpt_shell_b's first byte at the end");
 
 static bool kph_bug_pending;
 module_param_named(bug_pending, kph_bug_pending, bool, 0444);
-MODULE_PARM_DESC(bug_pending, "ftrace_bug: the probe was a breakpoint when ftrace met the bug");
+MODULE_PARM_DESC(bug_pending, "ftrace_bug: the probe was kprobes' call when ftrace met the bug");
 
 static void kph_ftrace_func(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
+}
+
+/* Does the ftrace site at @addr hold kprobes' own call (ours only)? */
+static bool kph_site_ours(unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+	u8 insn[CALL_INSN_SIZE];
+	s32 rel;
+
+	if (copy_from_kernel_nofault(insn, (void *)addr, sizeof(insn)) ||
+	    insn[0] != CALL_INSN_OPCODE)
+		return false;
+	memcpy(&rel, insn + 1, sizeof(rel));
+	snprintf(name, sizeof(name), "%ps",
+		 (void *)(addr + CALL_INSN_SIZE + rel));
+	return !strcmp(name, "kx_ftrace_call_entry");
 }
 
 static int kph_byte0(unsigned long addr)
@@ -281,13 +298,12 @@ static int kph_byte0(unsigned long addr)
 }
 
 /*
- * ftrace checks every site of an update before it writes any, and yields
- * each kprobes breakpoint it meets on a nop to kprobes' say.  A site
+ * ftrace checks every site of an update before it writes any, and leaves
+ * each call of kprobes' own it meets over a nop to kprobes' say.  A site
  * further on that holds something else, here an int3 nobody owns on
  * kpt_ftrace_spare, stops the update with ftrace_bug(), which kills
- * ftrace: the earlier site was yielded, and never written.  Unregistering
- * its probe must still take the breakpoint away, or the next call of
- * kpt_shell_b meets an int3 nobody handles.
+ * ftrace: the earlier site was never written.  Unregistering its probe
+ * must still put ftrace's nop back.
  *
  * The ftrace_ops stays on ftrace's list for good (a dead ftrace cannot
  * unregister it), so it is never freed; its filter names only the two
@@ -323,9 +339,9 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		goto free_ops;
 
 	/*
-	 * A fresh entry probe waits as a breakpoint for a tenth of a second,
-	 * unless its site is still in ftrace's filter from an earlier probe
-	 * (kprobes lets that go lazily).
+	 * A fresh entry probe waits as kprobes' own call for a tenth of a
+	 * second, unless its site is still in ftrace's filter from an
+	 * earlier probe (kprobes lets that go lazily).
 	 */
 	for (tries = 0; tries < 10; tries++) {
 		memset(&probe, 0, sizeof(probe));
@@ -333,7 +349,7 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		ret = register_kprobe(&probe);
 		if (ret)
 			goto free_ops;
-		kph_bug_pending = kph_byte0(f1) == int3;
+		kph_bug_pending = kph_site_ours(f1);
 		if (kph_bug_pending)
 			break;
 		unregister_kprobe(&probe);

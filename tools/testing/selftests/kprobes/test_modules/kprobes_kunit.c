@@ -1006,9 +1006,34 @@ static void kpk_ftrace_rearm(struct kunit *test)
 	}
 }
 
+#ifdef CONFIG_X86
 /*
- * Ours: a probe on a function's entry goes live as a breakpoint on
- * ftrace's nop, and ftrace carries it a tenth of a second later
+ * Does the ftrace site at @text hold a call to @callee (a function's name,
+ * as %ps prints it)?
+ */
+static bool kpk_site_calls(const u8 *text, const char *callee)
+{
+	char name[KSYM_NAME_LEN];
+	s32 rel;
+
+	if (text[0] != CALL_INSN_OPCODE)
+		return false;
+	memcpy(&rel, text + 1, sizeof(rel));
+	snprintf(name, sizeof(name), "%ps",
+		 (void *)((unsigned long)text + CALL_INSN_SIZE + rel));
+	return !strcmp(name, callee);
+}
+
+/* Ours: is the ftrace site at @text armed by kprobes' own call? */
+static bool kpk_site_ours(const u8 *text)
+{
+	return kpk_site_calls(text, "kx_ftrace_call_entry");
+}
+#endif
+
+/*
+ * Ours: a probe on a function's entry goes live as a call of kprobes'
+ * own over ftrace's nop, and ftrace carries it a tenth of a second later
  * (kernel/kprobes/ftrace.c, "Entry probes go live at once"); unregistered
  * before that, the nop is back at once.  Upstream: ftrace carries it
  * from the start.  Either way every call is a hit.
@@ -1026,8 +1051,9 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	p->kp.addr = (kprobe_opcode_t *)kpt_ret_a;
 	KUNIT_ASSERT_EQ(test, kpk_register(test, p), 0);
 	text = (u8 *)p->kp.addr;
-	KUNIT_EXPECT_EQ(test, text[0],
-			upstream ? CALL_INSN_OPCODE : INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
+	if (!upstream)
+		KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	kpk_unregister(test, p);
@@ -1041,6 +1067,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	msleep(500);
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
+	KUNIT_EXPECT_FALSE(test, kpk_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	kpk_unregister(test, p);
@@ -1048,7 +1075,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
 #else
-	kunit_skip(test, "x86-only: the call and int3 opcodes at an ftrace site");
+	kunit_skip(test, "x86-only: the calls at an ftrace site");
 #endif
 }
 
@@ -1110,7 +1137,7 @@ static struct kprobe kpk_nomem_kp = {
 #endif
 
 /*
- * Unregistering an entry probe still armed by its breakpoint (before
+ * Unregistering an entry probe still armed by kprobes' own call (before
  * the hand-off to ftrace), with the ftrace side's allocations failing:
  * the nop is back at once and stays, no later call is a hit.  Nothing
  * for ftrace to update there, so nothing to allocate.  Upstream has no
@@ -1135,7 +1162,7 @@ static void kpk_ftrace_disarm_nomem(struct kunit *test)
 		return;
 	}
 	text = (u8 *)p->kp.addr;
-	KUNIT_EXPECT_EQ(test, text[0], INT3_INSN_OPCODE);
+	KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 
 	atomic_set(&kpk_nomem_failed, 0);
@@ -1153,7 +1180,7 @@ static void kpk_ftrace_disarm_nomem(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 #else
-	kunit_skip(test, "x86-only: the int3 and nop opcodes at an ftrace site");
+	kunit_skip(test, "x86-only: the call and nop at an ftrace site");
 #endif
 }
 
@@ -1186,7 +1213,7 @@ static void kpk_foreign_check(struct kunit *test, struct kpk_probe *p, int n,
 /*
  * The hand-off of an entry probe to ftrace fails (its allocation, in the
  * work item that makes it), while another ftrace user comes and goes on
- * the function: the probe's breakpoint keeps working until a later
+ * the function: the probe's own call keeps working until a later
  * hand-off succeeds, and both see every call meanwhile.  Upstream has no
  * hand-off: skipped.
  */
@@ -1212,7 +1239,7 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 	kpk_nomem_kp.flags = 0;
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kpk_nomem_kp), 0);
 	atomic_set(&kpk_nomem_failed, 0);
-	kpk_nomem_caller = "kprobe_ftrace_bp_hand_off";
+	kpk_nomem_caller = "kprobe_ftrace_call_hand_off";
 	kpk_nomem_caller_in = "kprobe_ftrace_lazy_fn";
 	WRITE_ONCE(kpk_nomem_any_task, true);
 
@@ -1223,7 +1250,7 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 		goto out;
 	}
 	text = (u8 *)p->kp.addr;
-	KUNIT_EXPECT_EQ(test, text[0], INT3_INSN_OPCODE);
+	KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
 	ret = register_ftrace_function(ops);
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	kpk_foreign_check(test, p, 5, 5, ret ? 0 : 5, "with it there");
@@ -1236,12 +1263,13 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 	kunit_info(test, "hand-offs failed: %d", atomic_read(&kpk_nomem_failed));
 	KUNIT_EXPECT_GT(test, atomic_read(&kpk_nomem_failed), 0);
 
-	/* The next one succeeds: ftrace's call replaces the breakpoint. */
+	/* The next one succeeds: ftrace's call replaces ours. */
 	WRITE_ONCE(kpk_nomem_any_task, false);
 	end = jiffies + 5 * HZ;
-	while (text[0] == INT3_INSN_OPCODE && time_before(jiffies, end))
+	while (kpk_site_ours(text) && time_before(jiffies, end))
 		msleep(100);
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
+	KUNIT_EXPECT_FALSE(test, kpk_site_ours(text));
 	kpk_foreign_check(test, p, 5, 20, ret ? 0 : 10, "once handed off");
 	kpk_unregister(test, p);
 out:
@@ -1250,7 +1278,7 @@ out:
 	kpk_nomem_caller_in = NULL;
 	ftrace_free_filter(ops);
 #else
-	kunit_skip(test, "x86-only: the hand-off of entry probes armed by breakpoints");
+	kunit_skip(test, "x86-only: the hand-off of entry probes armed by our call");
 #endif
 }
 
@@ -1488,7 +1516,7 @@ static void kpk_post_context(struct kunit *test)
  * targets, and each call must run each probe's handler once, counted
  * under the caller's context, with nothing missed.  Two probes: on
  * kpt_ctx_fn's entry (ftrace-based where the architecture has that: at
- * first a breakpoint, until the hand-off) and, with the hand-written
+ * first kprobes' own call, until the hand-off) and, with the hand-written
  * targets, on the add inside kpt_asm_add (a breakpoint, stepped or
  * emulated).  The contexts run twice: right after registration, then
  * once the entry probe has settled.

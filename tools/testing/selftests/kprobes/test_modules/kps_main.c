@@ -35,6 +35,7 @@
 #include <linux/ftrace.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -928,6 +929,25 @@ static void kps_ftrace_post_join(struct kunit *test)
 	kps_expect_silent(ctx);
 }
 
+#if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
+/*
+ * Ours: is the ftrace site at @text armed by kprobes' own call, a call to
+ * kx_ftrace_call_entry, as it is until the hand-off to ftrace?
+ */
+static bool kps_site_ours(const u8 *text)
+{
+	char name[KSYM_NAME_LEN];
+	s32 rel;
+
+	if (text[0] != CALL_INSN_OPCODE)
+		return false;
+	memcpy(&rel, text + 1, sizeof(rel));
+	snprintf(name, sizeof(name), "%ps",
+		 (void *)((unsigned long)text + CALL_INSN_SIZE + rel));
+	return !strcmp(name, "kx_ftrace_call_entry");
+}
+#endif
+
 #ifdef CONFIG_KRETPROBES
 /*
  * kps_ftrace_claim_join: who calls the target from inside ftrace's filter
@@ -957,7 +977,7 @@ static struct kretprobe kps_join_rps[] = {
 };
 
 /*
- * A probe on a function's entry, still armed by its breakpoint, is joined
+ * A probe on a function's entry, still armed by kprobes' own call, is joined
  * by one with a post handler: the function's calls reach the first probe,
  * or count as missed, all through the second one's registration.  Return
  * probes on ftrace's filter updates call the function at the end of each,
@@ -989,9 +1009,9 @@ static void kps_ftrace_claim_join(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
-	/* Armed by an int3 on ftrace's nop until the hand-off. */
-	KUNIT_EXPECT_EQ_MSG(test, *(u8 *)a->kp.addr, (u8)INT3_INSN_OPCODE,
-			    "the first probe is not armed by its breakpoint: nothing to test");
+	/* Armed by kprobes' own call over ftrace's nop until the hand-off. */
+	KUNIT_EXPECT_TRUE_MSG(test, kps_site_ours((u8 *)a->kp.addr),
+			      "the first probe is not armed by kprobes' call: nothing to test");
 #endif
 	WRITE_ONCE(kps_join_task, current);
 	KUNIT_EXPECT_EQ(test, register_kprobe(&b->kp), 0);
@@ -1059,7 +1079,7 @@ static void kps_foreign_calls_check(struct kunit *test, int t, int n,
 
 /*
  * Another ftrace user enables the function of an entry probe that is
- * still armed by its breakpoint: that function alone (@all false), or
+ * still armed by kprobes' own call: that function alone (@all false), or
  * every function, as the function tracer does.  It stays past the
  * probe's hand-off to ftrace (@stay), or leaves before.  Both see every
  * call, all along.
@@ -1087,8 +1107,8 @@ static void kps_foreign_ops_run(struct kunit *test, int t, bool all,
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
 	if (!kps_upstream)
-		KUNIT_EXPECT_EQ_MSG(test, *(u8 *)a->kp.addr, (u8)INT3_INSN_OPCODE,
-				    "the probe is not armed by its breakpoint: nothing to test");
+		KUNIT_EXPECT_TRUE_MSG(test, kps_site_ours((u8 *)a->kp.addr),
+				      "the probe is not armed by kprobes' call: nothing to test");
 #endif
 	ret = register_ftrace_function(ops);
 	KUNIT_EXPECT_EQ(test, ret, 0);
