@@ -232,7 +232,8 @@ static bool kprobe_ftrace_site_pending(struct kprobe_site *s)
  * backend three cross-CPU synchronisations to write, microseconds, and
  * the probe is live when they are done: a hit costs no trap and no
  * ftrace_ops dispatch.  ftrace_lazy_work later hands all such sites to
- * ftrace in one update of the carrier's filter.  Ftrace's own write takes
+ * ftrace in one update of the carrier's filter, once registrations have
+ * paused (kprobe_ftrace_hand_off_later()).  Ftrace's own write takes
  * the call over: it expects its nop there, kprobe_ftrace_owns() vouches
  * for our call, and ftrace rewrites the site through text_poke_bp(),
  * whose breakpoint handler emulates the new call meanwhile, so every call
@@ -255,6 +256,8 @@ static bool kprobe_ftrace_site_pending(struct kprobe_site *s)
  * it never makes a claim while ftrace does not carry it.
  */
 static unsigned int ftrace_call_count;	/* sites with ftrace_call set */
+/* When the first of them was armed (jiffies); kprobe_mutex. */
+static unsigned long ftrace_call_since;
 /* The task whose ftrace update hands such sites over (under kprobe_mutex). */
 static struct task_struct *kprobe_ftrace_updater;
 
@@ -297,6 +300,24 @@ void kprobe_ftrace_sites_call_settle(struct list_head *batch)
 }
 
 /*
+ * The hand-off's ftrace update holds kprobe_mutex for as long as it
+ * takes ftrace (milliseconds, more for thousands of sites), and a tool
+ * registering probes one call at a time would wait for it in the middle
+ * of its burst.  So each site armed by our call pushes the hand-off back
+ * to HZ / 10 after it, but no further than a second after the first
+ * such site: one update after the burst.
+ */
+static void kprobe_ftrace_hand_off_later(void)
+{
+	unsigned long due = jiffies + HZ / 10;
+
+	if (time_after(due, ftrace_call_since + HZ))
+		due = ftrace_call_since + HZ;
+	mod_delayed_work(system_wq, &ftrace_lazy_work,
+			 time_after(due, jiffies) ? due - jiffies : 0);
+}
+
+/*
  * Arm the sites of @batch that can go live by our call, as above: live
  * when this returns, so the writes are finished here, not later as a
  * breakpoint's may be (kprobe_arm_sync_later()).
@@ -321,9 +342,11 @@ static void kprobe_ftrace_sites_call_arm(struct list_head *batch)
 		n++;
 	}
 	if (n) {
+		if (ftrace_call_count == 0)
+			ftrace_call_since = jiffies;
 		ftrace_call_count += n;
 		arch_kprobe_poke_finish();
-		schedule_delayed_work(&ftrace_lazy_work, HZ / 10);
+		kprobe_ftrace_hand_off_later();
 	}
 	kprobe_text_unlock();
 }
