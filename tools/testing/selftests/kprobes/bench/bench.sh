@@ -22,9 +22,9 @@ if [ ! -f ./kprobes_bench.ko ]; then
 		"kpb_asm.S, arm64's kpb_asm_arm64.S) is not built for $(uname -m)"
 	exit 1
 fi
-entry= shape_hits=
+entry= entry_fresh= shape_hits=
 if [ "$(uname -m)" = aarch64 ]; then
-	entry=entry shape_hits=shape_hits
+	entry=entry entry_fresh=entry_fresh shape_hits=shape_hits
 fi
 if ! insmod ./kprobes_bench.ko; then
 	echo "BENCH-ERROR insmod kprobes_bench.ko failed"
@@ -36,7 +36,14 @@ take() {
 }
 
 dmesg -c > /dev/null
-for f in calibrate call_asm call_c; do
+for f in calibrate call_asm call_c call_c_nop; do
+	take "$f"
+done
+# Fresh probes: the first loop of calls right after registration, with
+# jump optimization as the boot has it (on): what a tool's probe costs
+# before the kernel has settled it (an entry probe's hand-off to ftrace,
+# a breakpoint's optimization).
+for f in bp_fresh ftrace_fresh $entry_fresh kretprobe_fresh; do
 	take "$f"
 done
 if [ -f "$opt" ]; then
@@ -68,7 +75,7 @@ if [ -n "$entry" ]; then
 	take entry_opt
 fi
 [ -f "$opt" ] && echo 0 > "$opt"
-for f in post boosted ftrace $entry kretprobe kprobe_kretprobe lookup smp \
+for f in post post_c boosted ftrace $entry kretprobe kprobe_kretprobe lookup smp \
 	single_noopt batch_noopt; do
 	take "$f"
 done
@@ -98,5 +105,23 @@ if insmod ./kprobes_bench_funcs.ko; then
 else
 	echo "BENCH-ERROR scale insmod kprobes_bench_funcs.ko failed"
 fi
+# Figure 15: what a workload pays for probes on the kernel functions it
+# calls (kpb_workload_funcs.h): kpb_workload's loop with no probes, then
+# with an entry kprobe on each of them, then with a kretprobe on each,
+# jump optimization on as the boot has it.  Each set is given 2 s to
+# settle before the loop (ours hands entry probes to ftrace 0.1 s after
+# registration), and the loop runs only if all were registered: with
+# none its figure would look free.
+wl_iters=200
+./kpb_workload none "$wl_iters"
+for kind in entry ret; do
+	if echo "workload_$kind" > "$run"; then
+		sleep 2
+		./kpb_workload "$kind" "$wl_iters"
+		take workload_off
+	else
+		echo "BENCH-ERROR workload_$kind write to $run failed"
+	fi
+done
 rmmod kprobes_bench
 dmesg | sed -n 's/^.*kprobes_bench: \(BENCH.*\)$/\1/p'

@@ -43,6 +43,7 @@
 #endif
 
 #include "kpb.h"
+#include "kpb_workload_funcs.h"
 
 #define HITS	1000		/* calls per measured loop */
 #define ROUNDS	5		/* loops per figure; the cheapest counts */
@@ -54,6 +55,20 @@
 static noinline int kpb_c_target(int x)
 {
 	asm volatile("" : "+r" (x));
+	return 2 * x + 3;
+}
+
+/*
+ * A stepped target inside compiled code: the breakpoint goes on the nop
+ * at kpb_c_nop, in the middle of a C function (figure 1b).
+ */
+extern const char kpb_c_nop[];
+
+static noinline int kpb_c_nop_target(int x)
+{
+	asm volatile(".globl kpb_c_nop\n"
+		     "kpb_c_nop:\n\t"
+		     "nop" : "+r" (x));
 	return 2 * x + 3;
 }
 
@@ -268,20 +283,44 @@ static void kpb_error(const char *name, const char *why, int err)
 	pr_warn("BENCH-ERROR %s %s (%d)\n", name, why, err);
 }
 
-/* Measure the hits of @kp, a registered probe on @fn. */
-static int kpb_hits(const char *name, struct kprobe *kp, kpb_fn_t fn)
+/*
+ * The first loop of HITS calls of @fn, interrupts off, right away: a
+ * probe's "fresh" figures, taken the moment its registration returns,
+ * before anything the kernel does with it later (a hand-off to ftrace,
+ * jump optimization) can change how it is hit.
+ */
+static u64 kpb_measure_first(kpb_fn_t fn)
 {
+	unsigned long flags;
+	u64 t;
+
+	local_irq_save(flags);
+	t = kpb_loop(fn, HITS, false);
+	local_irq_restore(flags);
+	return t;
+}
+
+/* Measure the hits of @kp, a registered probe on @fn (@fresh: the first loop). */
+static int kpb_hits_as(const char *name, struct kprobe *kp, kpb_fn_t fn,
+		       bool fresh)
+{
+	unsigned int rounds = fresh ? 1 : ROUNDS;
 	u64 t;
 
 	kpb_count_reset();
-	t = kpb_measure(fn);
-	if (kpb_count(&kpb_pre_hits) != ROUNDS * HITS ||
-	    kpb_count(&kpb_post_hits) != (kp->post_handler ? ROUNDS * HITS : 0)) {
+	t = fresh ? kpb_measure_first(fn) : kpb_measure(fn);
+	if (kpb_count(&kpb_pre_hits) != rounds * HITS ||
+	    kpb_count(&kpb_post_hits) != (kp->post_handler ? rounds * HITS : 0)) {
 		kpb_error(name, "handlers missed hits", -EIO);
 		return -EIO;
 	}
 	kpb_report(name, t, HITS);
 	return 0;
+}
+
+static int kpb_hits(const char *name, struct kprobe *kp, kpb_fn_t fn)
+{
+	return kpb_hits_as(name, kp, fn, false);
 }
 
 /*
@@ -293,14 +332,16 @@ static int kpb_hits(const char *name, struct kprobe *kp, kpb_fn_t fn)
 #define KPB_SETTLE_MS	1000
 
 /*
- * One probe on @fn, with a post_handler when @post, measured right away
- * (after KPB_SETTLE_MS on a function entry): bench.sh has jump
- * optimization off for this one.
+ * One probe at @addr, which @fn runs, with a post_handler when @post,
+ * measured right away (after KPB_SETTLE_MS on a function entry, unless
+ * @fresh: then its first loop, right after registration).  bench.sh has
+ * jump optimization off for these, but for the fresh breakpoint figure.
  */
-static int kpb_fig_kprobe(const char *name, kpb_fn_t fn, bool post)
+static int kpb_fig_kprobe_at(const char *name, const void *addr, kpb_fn_t fn,
+			     bool post, bool fresh)
 {
 	struct kprobe kp = {
-		.addr = (kprobe_opcode_t *)fn,
+		.addr = (kprobe_opcode_t *)addr,
 		.pre_handler = kpb_pre,
 		.post_handler = post ? kpb_post : NULL,
 	};
@@ -311,11 +352,16 @@ static int kpb_fig_kprobe(const char *name, kpb_fn_t fn, bool post)
 		kpb_error(name, "register_kprobe failed", ret);
 		return ret;
 	}
-	if (fn == kpb_c_target)
+	if (fn == kpb_c_target && !fresh)
 		msleep(KPB_SETTLE_MS);
-	ret = kpb_hits(name, &kp, fn);
+	ret = kpb_hits_as(name, &kp, fn, fresh);
 	unregister_kprobe(&kp);
 	return ret;
+}
+
+static int kpb_fig_kprobe(const char *name, kpb_fn_t fn, bool post)
+{
+	return kpb_fig_kprobe_at(name, fn, fn, post, false);
 }
 
 /*
@@ -352,9 +398,14 @@ static int kpb_fig_optimized(const char *name, bool arm, kpb_fn_t fn)
 	return ret;
 }
 
-/* A kretprobe on kpb_c_target(), and a kprobe there as well if @both. */
-static int kpb_fig_kretprobe(const char *name, bool both)
+/*
+ * A kretprobe on kpb_c_target(), and a kprobe there as well if @both;
+ * @fresh: the first loop right after registration, else the cheapest
+ * of ROUNDS after KPB_SETTLE_MS.
+ */
+static int kpb_fig_kretprobe(const char *name, bool both, bool fresh)
 {
+	unsigned int rounds = fresh ? 1 : ROUNDS;
 	struct kprobe kp = {
 		.addr = (kprobe_opcode_t *)kpb_c_target,
 		.pre_handler = kpb_pre,
@@ -379,11 +430,12 @@ static int kpb_fig_kretprobe(const char *name, bool both)
 			return ret;
 		}
 	}
-	msleep(KPB_SETTLE_MS);
+	if (!fresh)
+		msleep(KPB_SETTLE_MS);
 	kpb_count_reset();
-	t = kpb_measure(kpb_c_target);
-	if (kpb_count(&kpb_ret_hits) != ROUNDS * HITS || rp.nmissed ||
-	    kpb_count(&kpb_pre_hits) != (both ? ROUNDS * HITS : 0)) {
+	t = fresh ? kpb_measure_first(kpb_c_target) : kpb_measure(kpb_c_target);
+	if (kpb_count(&kpb_ret_hits) != rounds * HITS || rp.nmissed ||
+	    kpb_count(&kpb_pre_hits) != (both ? rounds * HITS : 0)) {
 		kpb_error(name, "handlers missed hits", -EIO);
 		ret = -EIO;
 	} else {
@@ -890,6 +942,175 @@ static int kpb_cfuncs_call(const char *name)
 	return 0;
 }
 
+/*
+ * Figure 15: what probes on the functions a workload calls cost it.
+ * "workload_entry" registers a kprobe on the entry of each function of
+ * kpb_workload_funcs.h, "workload_ret" a kretprobe on each, in one
+ * register_kprobes() or register_kretprobes() call, and leaves them
+ * registered while bench.sh runs kpb_workload; "workload_off"
+ * unregisters them and checks that each was hit.  The probes count their
+ * hits one by one (kpb_pre's per-CPU total would not show a probe that
+ * never fired), and "workload_off" prints the sum as
+ * "BENCH workload_<kind>_hits <n>", with the misses
+ * ("workload_<kind>_missed", and "workload_ret_missed_returns").
+ */
+struct kpb_wl_kprobe {
+	struct kprobe kp;
+	atomic_long_t hits;
+};
+
+struct kpb_wl_kretprobe {
+	struct kretprobe rp;
+	atomic_long_t hits;	/* returns caught */
+};
+
+static struct kpb_wl_kprobe kpb_wl_kps[KPB_WL_NFUNCS];
+static struct kpb_wl_kretprobe kpb_wl_rps[KPB_WL_NFUNCS];
+static struct kprobe *kpb_wl_kp_ptrs[KPB_WL_NFUNCS];
+static struct kretprobe *kpb_wl_rp_ptrs[KPB_WL_NFUNCS];
+/* What is registered now: "entry", "ret", or NULL for nothing. */
+static const char *kpb_wl_kind;
+
+static int kpb_wl_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	atomic_long_inc(&container_of(p, struct kpb_wl_kprobe, kp)->hits);
+	return 0;
+}
+
+static int kpb_wl_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	if (rp)
+		atomic_long_inc(&container_of(rp, struct kpb_wl_kretprobe, rp)->hits);
+	return 0;
+}
+
+/* Probe @i as new: registration writes into the structure it is given. */
+static void kpb_wl_init(bool ret, int i)
+{
+	if (ret) {
+		memset(&kpb_wl_rps[i], 0, sizeof(kpb_wl_rps[i]));
+		kpb_wl_rps[i].rp.kp.symbol_name = kpb_wl_funcs[i];
+		kpb_wl_rps[i].rp.handler = kpb_wl_ret;
+		kpb_wl_rp_ptrs[i] = &kpb_wl_rps[i].rp;
+	} else {
+		memset(&kpb_wl_kps[i], 0, sizeof(kpb_wl_kps[i]));
+		kpb_wl_kps[i].kp.symbol_name = kpb_wl_funcs[i];
+		kpb_wl_kps[i].kp.pre_handler = kpb_wl_pre;
+		kpb_wl_kp_ptrs[i] = &kpb_wl_kps[i].kp;
+	}
+}
+
+/*
+ * register_kprobes() and register_kretprobes() register none when one
+ * fails, and do not say which: try each alone to name it.
+ */
+static void kpb_wl_blame(const char *name, bool ret, int err)
+{
+	int i, one;
+
+	for (i = 0; i < KPB_WL_NFUNCS; i++) {
+		kpb_wl_init(ret, i);
+		one = ret ? register_kretprobe(kpb_wl_rp_ptrs[i]) :
+			    register_kprobe(kpb_wl_kp_ptrs[i]);
+		if (one) {
+			pr_warn("BENCH-ERROR %s %s: register failed (%d)\n",
+				name, kpb_wl_funcs[i], one);
+			return;
+		}
+		if (ret)
+			unregister_kretprobe(kpb_wl_rp_ptrs[i]);
+		else
+			unregister_kprobe(kpb_wl_kp_ptrs[i]);
+	}
+	kpb_error(name, "registration failed, though each registers alone",
+		  err);
+}
+
+static int kpb_wl_arm(const char *name, bool ret)
+{
+	int i, err;
+
+	if (kpb_wl_kind) {
+		kpb_error(name, "the last workload's probes are registered",
+			  -EBUSY);
+		return -EBUSY;
+	}
+	for (i = 0; i < KPB_WL_NFUNCS; i++) {
+		if (!kpb_wl_funcs[i]) {
+			kpb_error(name, "kpb_workload_funcs.h is short", -EINVAL);
+			return -EINVAL;
+		}
+		kpb_wl_init(ret, i);
+	}
+	err = ret ? register_kretprobes(kpb_wl_rp_ptrs, KPB_WL_NFUNCS) :
+		    register_kprobes(kpb_wl_kp_ptrs, KPB_WL_NFUNCS);
+	if (err) {
+		kpb_wl_blame(name, ret, err);
+		return err;
+	}
+	kpb_wl_kind = ret ? "ret" : "entry";
+	return 0;
+}
+
+/* Unregister the probes of "workload_entry" or "workload_ret", if any. */
+static bool kpb_wl_disarm(void)
+{
+	if (!kpb_wl_kind)
+		return false;
+	if (!strcmp(kpb_wl_kind, "ret"))
+		unregister_kretprobes(kpb_wl_rp_ptrs, KPB_WL_NFUNCS);
+	else
+		unregister_kprobes(kpb_wl_kp_ptrs, KPB_WL_NFUNCS);
+	return true;
+}
+
+static int kpb_wl_off(const char *name)
+{
+	bool ret = kpb_wl_kind && !strcmp(kpb_wl_kind, "ret");
+	unsigned long missed = 0, missed_ret = 0;
+	long hits, total = 0;
+	char label[32];
+	struct kprobe *kp;
+	int i, err = 0;
+
+	if (!kpb_wl_kind) {
+		kpb_error(name, "no workload probes are registered", -ENOENT);
+		return -ENOENT;
+	}
+	snprintf(label, sizeof(label), "workload_%s", kpb_wl_kind);
+	kpb_wl_disarm();
+	for (i = 0; i < KPB_WL_NFUNCS; i++) {
+		hits = atomic_long_read(ret ? &kpb_wl_rps[i].hits :
+					&kpb_wl_kps[i].hits);
+		kp = ret ? &kpb_wl_rps[i].rp.kp : &kpb_wl_kps[i].kp;
+		total += hits;
+		if (!hits) {
+			pr_warn("BENCH-ERROR %s %s never hit\n", label,
+				kpb_wl_funcs[i]);
+			err = -EIO;
+		}
+		/*
+		 * Misses are the tree's own behaviour, not the figure's
+		 * failure: a hit while this CPU runs a probe's handler (an
+		 * interrupt taking a lock, say) only counts, and a return
+		 * probe out of instances misses the return.  Both trees'
+		 * sums are shown beside the figure: a miss costs less than
+		 * a hit.
+		 */
+		missed += kp->nmissed;
+		if (ret)
+			missed_ret += kpb_wl_rps[i].rp.nmissed;
+	}
+	pr_info("BENCH %s_hits %ld\n", label, total);
+	pr_info("BENCH %s_missed %lu\n", label, missed);
+	if (ret)
+		pr_info("BENCH %s_missed_returns %lu\n", label, missed_ret);
+	kpb_wl_kind = NULL;
+	return err;
+}
+
 static int kpb_fig_call(const char *name, kpb_fn_t fn)
 {
 	kpb_report(name, kpb_measure(fn), HITS);
@@ -912,7 +1133,8 @@ static const char *kpb_not_here(const char *name)
 		return "no jump optimization (CONFIG_OPTPROBES)";
 	if (!IS_ENABLED(CONFIG_X86) && !strcmp(name, "boosted"))
 		return "no boosting: a stepped instruction traps again after its copy";
-	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) && !strcmp(name, "ftrace"))
+	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
+	    (!strcmp(name, "ftrace") || !strcmp(name, "ftrace_fresh")))
 		return "no KPROBES_ON_FTRACE: an entry probe is a breakpoint (entry)";
 	if ((!IS_ENABLED(CONFIG_OPTPROBES) || IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) &&
 	    (!strcmp(name, "entry_opt_arm") || !strcmp(name, "entry_opt")))
@@ -936,6 +1158,20 @@ static int kpb_run(const char *name)
 		return kpb_fig_call(name, kpb_asm_target);
 	if (!strcmp(name, "call_c"))
 		return kpb_fig_call(name, kpb_c_target);
+	if (!strcmp(name, "call_c_nop"))
+		return kpb_fig_call(name, kpb_c_nop_target);
+	if (!strcmp(name, "post_c"))
+		return kpb_fig_kprobe_at(name, kpb_c_nop, kpb_c_nop_target,
+					 true, false);
+	/* taken with debug.kprobes-optimization at 1 */
+	if (!strcmp(name, "bp_fresh"))
+		return kpb_fig_kprobe_at(name, kpb_asm_target, kpb_asm_target,
+					 false, true);
+	if (!strcmp(name, "ftrace_fresh") || !strcmp(name, "entry_fresh"))
+		return kpb_fig_kprobe_at(name, kpb_c_target, kpb_c_target,
+					 false, true);
+	if (!strcmp(name, "kretprobe_fresh"))
+		return kpb_fig_kretprobe(name, false, true);
 	if (!strcmp(name, "post"))
 		return kpb_fig_kprobe(name, kpb_asm_target, true);
 	if (!strcmp(name, "boosted"))
@@ -952,9 +1188,9 @@ static int kpb_run(const char *name)
 	if (!strcmp(name, "ftrace") || !strcmp(name, "entry"))
 		return kpb_fig_kprobe(name, kpb_c_target, false);
 	if (!strcmp(name, "kretprobe"))
-		return kpb_fig_kretprobe(name, false);
+		return kpb_fig_kretprobe(name, false, false);
 	if (!strcmp(name, "kprobe_kretprobe"))
-		return kpb_fig_kretprobe(name, true);
+		return kpb_fig_kretprobe(name, true, false);
 	if (!strcmp(name, "lookup"))
 		return kpb_fig_lookup(name);
 	if (!strcmp(name, "smp"))
@@ -976,6 +1212,13 @@ static int kpb_run(const char *name)
 		return kpb_fig_entries_scale(name);
 	if (!strcmp(name, "cfuncs_call"))
 		return kpb_cfuncs_call(name);
+	/* figure 15: armed while bench.sh runs kpb_workload */
+	if (!strcmp(name, "workload_entry"))
+		return kpb_wl_arm(name, false);
+	if (!strcmp(name, "workload_ret"))
+		return kpb_wl_arm(name, true);
+	if (!strcmp(name, "workload_off"))
+		return kpb_wl_off(name);
 	return -EINVAL;
 }
 
@@ -998,7 +1241,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, post, boosted, optimized_arm, optimized, entry_opt_arm, entry_opt, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, call_c_nop, post, post_c, boosted, bp_fresh, ftrace_fresh, entry_fresh, kretprobe_fresh, optimized_arm, optimized, entry_opt_arm, entry_opt, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call, workload_entry, workload_ret, workload_off");
 
 static int __init kpb_init(void)
 {
@@ -1006,11 +1249,15 @@ static int __init kpb_init(void)
 }
 module_init(kpb_init);
 
-/* A probe armed by "optimized_arm" and never measured. */
+/*
+ * A probe armed by "optimized_arm" and never measured, and the probes of
+ * "workload_entry" or "workload_ret" without their "workload_off".
+ */
 static void __exit kpb_exit(void)
 {
 	if (kpb_opt_kp.addr)
 		unregister_kprobe(&kpb_opt_kp);
+	kpb_wl_disarm();
 }
 module_exit(kpb_exit);
 
