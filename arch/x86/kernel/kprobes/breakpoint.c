@@ -542,7 +542,13 @@ static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
 	__nmi_enter();
 	lockdep_hardirqs_off(CALLER_ADDR0);
 	lockdep_hardirq_enter();
-	kx_site_post(f, regs);
+	/* The one probe the hit took the shortcut for: no list, no call. */
+	if (f->solo && f->solo->post_handler) {
+		__this_cpu_write(current_kprobe, f->solo);
+		f->solo->post_handler(f->solo, regs, 0);
+	} else {
+		kx_site_post(f, regs);
+	}
 	lockdep_hardirq_exit();
 	if (irqs_were_on) {
 		lockdep_hardirqs_on_prepare();
