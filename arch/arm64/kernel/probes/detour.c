@@ -163,18 +163,28 @@ NOKPROBE_SYMBOL(arm64_kp_opt_slow);
  * @s: the site, read from the detour slot by arm64_kp_opt_entry
  * @regs: the probed context, saved by the slot and arm64_kp_opt_entry
  *
- * Runs with preemption off and interrupts as the probed context had
- * them: an interrupt that hits a probe meanwhile finds kprobe_running()
- * and counts as missed, like any nested hit.
+ * Runs the handlers with interrupts masked (by priority too, where
+ * pseudo-NMIs mask that way), as a breakpoint hit's run in the debug
+ * exception: handlers see the
+ * same context whichever way their probe is hit, and an interrupt waits
+ * for them to finish, rather than finding kprobe_running() and counting
+ * its own hits as missed (a timer tick reading the counter, an RCU
+ * callback: 2,822 of 2 million hits in make bench's figure 15 workload,
+ * with interrupts left on).
  *
  * Return: nonzero when a handler redirected the hit; every exception is
  * then masked until arm64_kp_opt_redirect() has run.
  */
 int arm64_kp_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 {
+	unsigned long flags = arch_local_irq_save();
+	bool irqs_were_on = !arch_irqs_disabled_flags(flags);
 	struct kprobe *p;
 	bool redirect;
 
+	/* lockdep is told, as an exception's entry would tell it. */
+	if (irqs_were_on)
+		lockdep_hardirqs_off(CALLER_ADDR0);
 	preempt_disable_notrace();
 	p = kprobe_site_solo(s);
 	if (likely(p && !kprobe_running())) {
@@ -185,8 +195,15 @@ int arm64_kp_opt_handler(struct kprobe_site *s, struct pt_regs *regs)
 	} else {
 		redirect = arm64_kp_opt_slow(s, regs);
 	}
+	if (irqs_were_on) {
+		lockdep_hardirqs_on_prepare();
+		lockdep_hardirqs_on(CALLER_ADDR0);
+	}
+	/* A redirection keeps everything masked until its trap. */
 	if (unlikely(redirect))
 		arm64_kp_opt_redirect_prepare(regs);
+	else
+		arch_local_irq_restore(flags);
 	preempt_enable_notrace();
 	return redirect;
 }

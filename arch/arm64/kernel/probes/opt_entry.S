@@ -9,11 +9,11 @@
  * pointer on arm64 (an exception taken here would write there), so the
  * slot builds a struct pt_regs right below it, saves the three registers
  * it needs and calls arm64_kp_opt_entry, which saves the rest, runs the
- * handlers through arm64_kp_opt_handler() (detour.c) and reloads what
- * they may have changed.  Back in the slot, the last three registers are
- * reloaded, the stack pointer is the probed context's again, and the
- * probed instruction's work is done at ARM64_KP_OPT_COPY before a B goes
- * on in the probed code.
+ * handlers through arm64_kp_opt_handler() (detour.c, with interrupts
+ * masked) and reloads what they may have changed.  Back in the slot, the
+ * last three registers are reloaded, the stack pointer is the probed
+ * context's again, and the probed instruction's work is done at
+ * ARM64_KP_OPT_COPY before a B goes on in the probed code.
  *
  * While the handlers run, the unwinder walks from their frames into
  * arm64_kp_opt_entry and from there through a frame record in the

@@ -367,7 +367,7 @@ static const struct kpo_rw kpo_rw_table[KPT_PCREL_NR] = {
 
 struct kpo_rw_probe {
 	struct kprobe kp;
-	atomic_t hits, bad_pc;
+	atomic_t hits, bad_pc, irqs_on;
 	bool live;
 };
 
@@ -380,6 +380,9 @@ static int kpo_rw_pre(struct kprobe *kp, struct pt_regs *regs)
 	atomic_inc(&p->hits);
 	if (instruction_pointer(regs) != (unsigned long)kp->addr)
 		atomic_inc(&p->bad_pc);
+	/* Every arm64 handler runs masked, a detour's as a breakpoint's. */
+	if (!irqs_disabled())
+		atomic_inc(&p->irqs_on);
 	return 0;
 }
 
@@ -444,7 +447,7 @@ static void kpo_rw_expect(struct kunit *test, unsigned int i, const char *step)
 static void kpo_rw_calls(struct kunit *test, unsigned int first,
 			 const char *step)
 {
-	int before[KPT_PCREL_NR], bad_pc[KPT_PCREL_NR];
+	int before[KPT_PCREL_NR], bad_pc[KPT_PCREL_NR], irqs_on[KPT_PCREL_NR];
 	unsigned int i, bad = 0, bad_irq = 0;
 	unsigned long a, b, x0;
 	u64 x, got;
@@ -452,6 +455,7 @@ static void kpo_rw_calls(struct kunit *test, unsigned int first,
 	for (i = 0; i < KPT_PCREL_NR; i++) {
 		before[i] = atomic_read(&kpo_rw_probes[i].hits);
 		bad_pc[i] = atomic_read(&kpo_rw_probes[i].bad_pc);
+		irqs_on[i] = atomic_read(&kpo_rw_probes[i].irqs_on);
 	}
 	for (i = first; i < first + KPO_RW_CALLS; i++) {
 		/* Bits 0 to 4 every way, above them pseudo-random ones. */
@@ -481,6 +485,9 @@ static void kpo_rw_calls(struct kunit *test, unsigned int first,
 				    "%s: %s: regs->pc not the probed address",
 				    step, kpo_rw_table[i].what);
 		KUNIT_EXPECT_EQ_MSG(test, p->kp.nmissed, 0UL, "%s: %s: missed",
+				    step, kpo_rw_table[i].what);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->irqs_on) - irqs_on[i], 0,
+				    "%s: %s: handlers ran with interrupts on",
 				    step, kpo_rw_table[i].what);
 	}
 }

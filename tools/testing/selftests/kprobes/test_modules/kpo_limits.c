@@ -769,7 +769,8 @@ static void kpo_expect_ctx(struct kunit *test, const struct kpt_ctx_seen *s,
  * seeds say: preemption disabled always; interrupts disabled for a
  * breakpoint (pre and post handlers, boosted or stepped), as the probed
  * code had them for an optimized probe and on an ftrace site (pre and
- * post handlers).  The probed function is called once with interrupts on
+ * post handlers); on arm64 disabled for an optimized probe too, as
+ * every arm64 handler runs.  The probed function is called once with interrupts on
  * and once with them off (local_irq_save()).  The probe is on the imul of
  * kpt_opt_asm (the entry of kpt_opt_c for ftrace) and is checked to be on
  * the path named: the list's marks, and for optimized the jmp in the
@@ -781,7 +782,8 @@ static void kpo_context(struct kunit *test, enum kpo_path path)
 	const char *name = kpo_path_name[path];
 	bool c = path == KPO_FTRACE;
 	bool post = path == KPO_BREAKPOINT || c;
-	bool always_off = path == KPO_BREAKPOINT || path == KPO_BOOSTED;
+	bool always_off = path == KPO_BREAKPOINT || path == KPO_BOOSTED ||
+			  (path == KPO_OPTIMIZED && IS_ENABLED(CONFIG_ARM64));
 	unsigned long (*call)(unsigned long a, unsigned long b, unsigned long c) =
 		c ? kpt_opt_c : kpt_opt_asm;
 	struct kpo_probe *p;

@@ -668,7 +668,8 @@ static void kpr_context(struct kunit *test, enum kpr_site site)
 		kpr_expect_trap_fields(test, p, name);
 		kpr_expect_ctx(test, &kpr_seen_entry, name, "entry_handler", off,
 			       site == KPR_SITE_BREAKPOINT ||
-			       (site == KPR_SITE_OPTIMIZED && IS_ENABLED(CONFIG_ARM)));
+			       (site == KPR_SITE_OPTIMIZED &&
+				(IS_ENABLED(CONFIG_ARM) || IS_ENABLED(CONFIG_ARM64))));
 		kpr_expect_ctx(test, &kpr_seen_ret, name, "handler", off,
 			       ret_trap);
 	}
