@@ -1006,31 +1006,6 @@ static void kpk_ftrace_rearm(struct kunit *test)
 	}
 }
 
-#ifdef CONFIG_X86
-/*
- * Does the ftrace site at @text hold a call to @callee (a function's name,
- * as %ps prints it)?
- */
-static bool kpk_site_calls(const u8 *text, const char *callee)
-{
-	char name[KSYM_NAME_LEN];
-	s32 rel;
-
-	if (text[0] != CALL_INSN_OPCODE)
-		return false;
-	memcpy(&rel, text + 1, sizeof(rel));
-	snprintf(name, sizeof(name), "%ps",
-		 (void *)((unsigned long)text + CALL_INSN_SIZE + rel));
-	return !strcmp(name, callee);
-}
-
-/* Ours: is the ftrace site at @text armed by kprobes' own call? */
-static bool kpk_site_ours(const u8 *text)
-{
-	return kpk_site_calls(text, "kx_ftrace_call_entry");
-}
-#endif
-
 /*
  * Ours: a probe on a function's entry goes live as a call of kprobes'
  * own over ftrace's nop, and ftrace carries it a tenth of a second later
@@ -1053,7 +1028,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	text = (u8 *)p->kp.addr;
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
 	if (!upstream)
-		KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
+		KUNIT_EXPECT_TRUE(test, kpt_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 1);
 	kpk_unregister(test, p);
@@ -1067,7 +1042,7 @@ static void kpk_ftrace_entry_live(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	msleep(500);
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
-	KUNIT_EXPECT_FALSE(test, kpk_site_ours(text));
+	KUNIT_EXPECT_FALSE(test, kpt_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 	KUNIT_EXPECT_EQ(test, kpk_hits(p), 2);
 	kpk_unregister(test, p);
@@ -1162,7 +1137,7 @@ static void kpk_ftrace_disarm_nomem(struct kunit *test)
 		return;
 	}
 	text = (u8 *)p->kp.addr;
-	KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
+	KUNIT_EXPECT_TRUE(test, kpt_site_ours(text));
 	KUNIT_EXPECT_EQ(test, kpt_ret_a(), KPT_RET_A);
 
 	atomic_set(&kpk_nomem_failed, 0);
@@ -1250,7 +1225,7 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 		goto out;
 	}
 	text = (u8 *)p->kp.addr;
-	KUNIT_EXPECT_TRUE(test, kpk_site_ours(text));
+	KUNIT_EXPECT_TRUE(test, kpt_site_ours(text));
 	ret = register_ftrace_function(ops);
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	kpk_foreign_check(test, p, 5, 5, ret ? 0 : 5, "with it there");
@@ -1266,10 +1241,10 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 	/* The next one succeeds: ftrace's call replaces ours. */
 	WRITE_ONCE(kpk_nomem_any_task, false);
 	end = jiffies + 5 * HZ;
-	while (kpk_site_ours(text) && time_before(jiffies, end))
+	while (kpt_site_ours(text) && time_before(jiffies, end))
 		msleep(100);
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
-	KUNIT_EXPECT_FALSE(test, kpk_site_ours(text));
+	KUNIT_EXPECT_FALSE(test, kpt_site_ours(text));
 	kpk_foreign_check(test, p, 5, 20, ret ? 0 : 10, "once handed off");
 	kpk_unregister(test, p);
 out:

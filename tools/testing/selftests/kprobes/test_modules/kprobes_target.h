@@ -82,8 +82,13 @@
 
 #include <linux/bitops.h>
 #include <linux/irqflags.h>
+#include <linux/kallsyms.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>
+#include <linux/string.h>
+#ifdef CONFIG_X86
+#include <asm/text-patching.h>
+#endif
 #ifdef CONFIG_PPC64_ELF_ABI_V2
 #include <asm/code-patching.h>
 #include <asm/ppc-opcode.h>
@@ -642,6 +647,26 @@ static __always_inline void kpt_ctx_note(struct kpt_ctx_seen *s)
 	s->irqs_off = irqs_disabled();
 	s->runs++;
 }
+
+#ifdef CONFIG_X86
+/*
+ * Ours: is the ftrace site at @text armed by kprobes' own call, a call to
+ * kx_ftrace_call_entry, as a new entry probe is until its hand-off to
+ * ftrace?  Upstream never writes one.
+ */
+static inline bool kpt_site_ours(const u8 *text)
+{
+	char name[KSYM_NAME_LEN];
+	s32 rel;
+
+	if (text[0] != CALL_INSN_OPCODE)
+		return false;
+	memcpy(&rel, text + 1, sizeof(rel));
+	snprintf(name, sizeof(name), "%ps",
+		 (void *)((unsigned long)text + CALL_INSN_SIZE + rel));
+	return !strcmp(name, "kx_ftrace_call_entry");
+}
+#endif
 
 #endif /* __ASSEMBLY__ */
 #endif /* _KPROBES_SELFTEST_TARGET_H */

@@ -35,7 +35,6 @@
 #include <linux/ftrace.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
-#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -929,25 +928,6 @@ static void kps_ftrace_post_join(struct kunit *test)
 	kps_expect_silent(ctx);
 }
 
-#if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
-/*
- * Ours: is the ftrace site at @text armed by kprobes' own call, a call to
- * kx_ftrace_call_entry, as it is until the hand-off to ftrace?
- */
-static bool kps_site_ours(const u8 *text)
-{
-	char name[KSYM_NAME_LEN];
-	s32 rel;
-
-	if (text[0] != CALL_INSN_OPCODE)
-		return false;
-	memcpy(&rel, text + 1, sizeof(rel));
-	snprintf(name, sizeof(name), "%ps",
-		 (void *)((unsigned long)text + CALL_INSN_SIZE + rel));
-	return !strcmp(name, "kx_ftrace_call_entry");
-}
-#endif
-
 #ifdef CONFIG_KRETPROBES
 /*
  * kps_ftrace_claim_join: who calls the target from inside ftrace's filter
@@ -1010,7 +990,7 @@ static void kps_ftrace_claim_join(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
 	/* Armed by kprobes' own call over ftrace's nop until the hand-off. */
-	KUNIT_EXPECT_TRUE_MSG(test, kps_site_ours((u8 *)a->kp.addr),
+	KUNIT_EXPECT_TRUE_MSG(test, kpt_site_ours((u8 *)a->kp.addr),
 			      "the first probe is not armed by kprobes' call: nothing to test");
 #endif
 	WRITE_ONCE(kps_join_task, current);
@@ -1107,7 +1087,7 @@ static void kps_foreign_ops_run(struct kunit *test, int t, bool all,
 	KUNIT_ASSERT_EQ(test, register_kprobe(&a->kp), 0);
 #if defined(CONFIG_X86) && defined(CONFIG_KPROBES_ON_FTRACE)
 	if (!kps_upstream)
-		KUNIT_EXPECT_TRUE_MSG(test, kps_site_ours((u8 *)a->kp.addr),
+		KUNIT_EXPECT_TRUE_MSG(test, kpt_site_ours((u8 *)a->kp.addr),
 				      "the probe is not armed by kprobes' call: nothing to test");
 #endif
 	ret = register_ftrace_function(ops);
