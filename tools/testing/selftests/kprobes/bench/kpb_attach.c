@@ -32,9 +32,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifndef __aarch64__
-#include <x86intrin.h>	/* __rdtsc(), on x86-64 and i386 */
-#endif
+
+#include "kpb_cycles.h"
 
 #define NFUNCS		1000	/* KPB_NENTRIES in kpb.h */
 #define TRACEFS		"/sys/kernel/tracing"
@@ -45,20 +44,6 @@
 #define RUN_PARAM	"/sys/module/kprobes_bench/parameters/run"
 
 static const char *how = "?";
-
-/* The kernel's get_cycles(), from user space. */
-static unsigned long long cycles(void)
-{
-#ifdef __aarch64__
-	unsigned long long c;
-
-	/* As arm64's kernel reads it: after what came before. */
-	asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r" (c) : : "memory");
-	return c;
-#else
-	return __rdtsc();
-#endif
-}
 
 static int fail(const char *why)
 {

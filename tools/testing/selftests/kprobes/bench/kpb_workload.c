@@ -37,9 +37,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifndef __aarch64__
-#include <x86intrin.h>	/* __rdtsc(), on x86-64 and i386 */
-#endif
+
+#include "kpb_cycles.h"
 
 #define ROUNDS		3	/* timed loops; the cheapest counts */
 #define DEFAULT_ITERS	200	/* iterations per loop */
@@ -50,20 +49,6 @@
 static const char *label = "?";
 static char self[PATH_MAX];
 static pid_t my_pid;
-
-/* The kernel's get_cycles(), from user space (as kpb_attach's). */
-static unsigned long long cycles(void)
-{
-#ifdef __aarch64__
-	unsigned long long c;
-
-	/* As arm64's kernel reads it: after what came before. */
-	asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r" (c) : : "memory");
-	return c;
-#else
-	return __rdtsc();
-#endif
-}
 
 /*
  * Executed instructions in @c of cycles(): under -icount shift=0 one
