@@ -13,6 +13,7 @@
 #       (hvc0).  i386 (KTEST_ARCH=i386): build/logs-i386/, a PC as on
 #       x86-64 (ttyS0, ttyS1).
 # Environment: FTRACETEST, PROBE_ALL, PROBE_ALL_LOG, SYMBOL (passed to the guest),
+# KTEST_QEMU_EXTRA (more QEMU arguments, one-off looks such as "-s"),
 # TCG=multi and KTEST_ONLY=case,case (one-off runs), KTEST_TIMEOUT (seconds
 # per boot, as given), KTEST_BASE_LIMIT (seconds per boot on the tuned
 # machine, scaled by the pace), KTEST_PACE, KTEST_CPU_QUOTA (common.sh,
@@ -98,6 +99,11 @@ qemu_cmd()
 	qemu+=(-nodefaults -no-user-config -display none -no-reboot
 	       "${icount[@]}" -kernel "$OBJ/$KIMAGE" -initrd "$INITRD"
 	       -append "$append")
+	# A one-off look inside a guest (for example "-s" for a gdb stub in
+	# shell mode): never set by make.
+	# shellcheck disable=SC2206
+	[ -n "${KTEST_QEMU_EXTRA:-}" ] && qemu+=($KTEST_QEMU_EXTRA)
+	return 0
 }
 
 # qemu_out LOG OUT: fill qout[] with the arguments that send the kernel

@@ -45,16 +45,20 @@ struct kprobe_frame {
 	struct kprobe		*solo;	/* kprobe_site_solo() at the hit */
 	/* Without solo: the post_handlers the hit owes (kprobe_site_pre()). */
 	struct kprobe_hit_posts	posts;
-	/* The backend's: the probed context's interrupt mask while it steps. */
+	/*
+	 * The backend's: the probed context's interrupt mask while it steps,
+	 * set when the step starts and read only once it is over.
+	 */
 	unsigned long		saved;
 	unsigned int		ctx;	/* irq_count() of the handlers */
 	u8			phase;
 	bool			missed;	/* a re-entry: no handlers */
 };
 
+/* depth last: a frame's address is then the stack's plus a multiple. */
 struct kprobe_frames {
-	unsigned int		depth;
 	struct kprobe_frame	frame[KPROBE_FRAME_NEST];
+	unsigned int		depth;
 };
 
 /* A new frame on @c for a hit on @s, or NULL when the stack is full. */
@@ -70,12 +74,13 @@ kprobe_frame_push(struct kprobe_frames *c, struct kprobe_site *s,
 	c->depth = d + 1;
 	barrier();
 	f = &c->frame[d];
+	/* One register for the frame: not recomputed from d at every use. */
+	OPTIMIZER_HIDE_VAR(f);
 	f->site = s;
 	f->prev = prev;
 	f->solo = NULL;
 	kprobe_hit_posts_init(&f->posts);
 	f->missed = missed;
-	f->saved = 0;
 	f->ctx = irq_count();
 	barrier();
 	f->phase = KPROBE_FRAME_BUSY;

@@ -528,24 +528,31 @@ static nokprobe_inline bool kx_hit_comes_back(struct kprobe_frame *f)
  * copy, not from an exception, so they enter the same context as the
  * pre_handlers before them (and upstream's #DB path) the way
  * irqentry_nmi_enter() does: NMI-like, in_nmi() true, lockdep told that
- * interrupts are off, which they are.  The exit puts back what lockdep
- * thought before, whatever a handler did with local_irq_disable() and
- * friends.  Unlike an exception, this comes from the probed code, which
- * is never noinstr: RCU is watching, and nothing needs telling that a
- * CPU left an idle or user context.
+ * interrupts are off, which they are.  __nmi_enter()'s check that the
+ * NMI count has room is not repeated: the int3 that began this step made
+ * it on the same count, which only NMI entry code changes, and that code
+ * cannot be probed.  The exit puts back what lockdep thought before,
+ * whatever a handler did with local_irq_disable() and friends.  Unlike an
+ * exception, this comes from the probed code, which is never noinstr: RCU
+ * is watching, and nothing needs telling that a CPU left an idle or user
+ * context.  @post is @solo's post_handler, read once, when there is a
+ * solo probe.
  */
 static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
+					 struct kprobe *solo,
+					 kprobe_post_handler_t post,
 					 struct pt_regs *regs)
 {
 	bool irqs_were_on = lockdep_hardirqs_enabled();
 
-	__nmi_enter();
+	lockdep_off();
+	__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
 	lockdep_hardirqs_off(CALLER_ADDR0);
 	lockdep_hardirq_enter();
 	/* The one probe the hit took the shortcut for: no list, no call. */
-	if (f->solo && f->solo->post_handler) {
-		__this_cpu_write(current_kprobe, f->solo);
-		f->solo->post_handler(f->solo, regs, 0);
+	if (solo) {
+		__this_cpu_write(current_kprobe, solo);
+		post(solo, regs, 0);
 	} else {
 		kx_site_post(f, regs);
 	}
@@ -554,7 +561,8 @@ static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
 		lockdep_hardirqs_on_prepare();
 		lockdep_hardirqs_on(CALLER_ADDR0);
 	}
-	__nmi_exit();
+	__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
+	lockdep_on();
 }
 
 /* The tracked copy has run: finish the hit. */
@@ -562,6 +570,8 @@ static nokprobe_inline void kx_end_step(struct kprobe_frames *c, struct kprobe_f
 					struct pt_regs *regs)
 {
 	struct kprobe_site *s = f->site;
+	struct kprobe *solo = f->solo;
+	kprobe_post_handler_t post = solo ? solo->post_handler : NULL;
 
 	f->phase = KPROBE_FRAME_BUSY;
 	regs->ip = (unsigned long)s->addr + s->arch.len;
@@ -574,10 +584,19 @@ static nokprobe_inline void kx_end_step(struct kprobe_frames *c, struct kprobe_f
 		*word = (*word & ~X86_EFLAGS_IF) | f->saved;
 	}
 
-	if (!f->missed && (!f->solo || f->solo->post_handler))
-		kx_step_post(f, regs);
+	if (!f->missed && (!solo || post))
+		kx_step_post(f, solo, post, regs);
 	kprobe_frame_pop(c, f);
 }
+
+/* A call from a copy that no step of this CPU is waiting for. */
+static void __noreturn kx_step_lost(struct pt_regs *regs)
+{
+	panic("kprobes: a step ended at %pS with no step in flight\n",
+	      (void *)regs->ip);
+}
+
+NOKPROBE_SYMBOL(kx_step_lost);
 
 /**
  * kx_step_done - the tracked copy of a step has run
@@ -593,12 +612,16 @@ static nokprobe_inline void kx_end_step(struct kprobe_frames *c, struct kprobe_f
 void kx_step_done(struct pt_regs *regs)
 {
 	struct kprobe_frames *c = this_cpu_ptr(&kx_cpu);
-	struct kprobe_frame *f = kprobe_frame_top(c);
+	unsigned int depth = c->depth;
+	struct kprobe_frame *f;
 
-	if (unlikely(!f || f->phase != KPROBE_FRAME_STEPPING ||
+	if (unlikely(!depth))
+		kx_step_lost(regs);
+	f = &c->frame[depth - 1];
+	OPTIMIZER_HIDE_VAR(f);
+	if (unlikely(f->phase != KPROBE_FRAME_STEPPING ||
 		     regs->ip != kx_step_end(f->site)))
-		panic("kprobes: a step ended at %pS with no step in flight\n",
-		      (void *)regs->ip);
+		kx_step_lost(regs);
 	kx_end_step(c, f, regs);
 }
 
@@ -695,9 +718,10 @@ static noinline int kx_int3_slow(struct pt_regs *regs, unsigned long addr,
 	struct kprobe *running;
 	struct kprobe_frame *f;
 
-	if (user_mode(regs))
-		return 0;
 	if (!s || s->arch.how == KX_FTRACE) {
+		/* A user-mode int3 finds no site: sites are kernel text. */
+		if (user_mode(regs))
+			return 0;
 		/*
 		 * The site went away while we were trapping: once the int3
 		 * is gone from the text, run what is there now.  An int3 on

@@ -93,6 +93,7 @@ NOKPROBE_SYMBOL(kx_ftrace_slow);
  * walking the list.  False when the shortcut does not apply.
  */
 static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
+					  unsigned long ip,
 					  struct pt_regs *regs)
 {
 	struct kprobe *p = kprobe_site_duo(s), *q;
@@ -105,8 +106,8 @@ static __always_inline bool kx_ftrace_duo(struct kprobe_site *s,
 		return false;
 	kprobe_site_hit(s);
 	q = list_entry(next, struct kprobe, list);
-	/* q->addr is the site's address, that is ftrace's ip */
-	regs->ip = (unsigned long)q->addr + INT3_INSN_SIZE;
+	regs->ip = ip + INT3_INSN_SIZE;
+	/* After the handlers, q->addr is the site's address, that is @ip. */
 	__this_cpu_write(current_kprobe, p);
 	if (!p->pre_handler(p, regs)) {
 		__this_cpu_write(current_kprobe, q);
@@ -137,7 +138,7 @@ static __always_inline void kx_ftrace_hit(struct kprobe_site *s,
 		goto slow;
 	p = kprobe_site_solo(s);
 	if (unlikely(!p)) {
-		if (!kx_ftrace_duo(s, regs))
+		if (!kx_ftrace_duo(s, ip, regs))
 			goto slow;
 		goto done;
 	}
@@ -216,14 +217,18 @@ NOKPROBE_SYMBOL(kx_ftrace_call_handler);
 void kprobe_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 			   struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs *regs = &arch_ftrace_regs(fregs)->regs;
 	struct kprobe_site *s;
 
 	/*
-	 * Plain reads of the two values written while hits run: either
-	 * value read is one a hit may see.  First: ftrace declared dead.
+	 * x86's callers always pass their fregs (ftrace_get_regs() would
+	 * test it for NULL).  The pt_regs in it is partial, with cs zero as
+	 * arch_ftrace_get_regs() tests, only while ftrace moves a site
+	 * between its callers.  Plain reads of the two values written while
+	 * hits run: either value read is one a hit may see.  First: ftrace
+	 * declared dead.
 	 */
-	if (unlikely(!regs || data_race(kprobe_ftrace_disabled)))
+	if (unlikely(!regs->cs || data_race(kprobe_ftrace_disabled)))
 		return;
 
 	preempt_disable_notrace();
