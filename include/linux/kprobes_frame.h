@@ -24,8 +24,10 @@
 #define _LINUX_KPROBES_FRAME_H
 
 #include <linux/compiler.h>
+#include <linux/hardirq.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
+#include <linux/lockdep.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 
@@ -100,6 +102,53 @@ static nokprobe_inline void kprobe_frame_pop(struct kprobe_frames *c,
 static nokprobe_inline struct kprobe_frame *kprobe_frame_top(struct kprobe_frames *c)
 {
 	return c->depth ? &c->frame[c->depth - 1] : NULL;
+}
+
+/*
+ * Both backends end a step with a call from the end of the out-of-line
+ * copy rather than a second trap, so the post_handlers that call runs
+ * must enter the context the pre_handlers had in the trap themselves:
+ * preemption off, lockdep told that interrupts are off, which they are,
+ * and with @nmi (x86, whose int3 handler runs as an NMI; arm64's debug
+ * exceptions do not) in_nmi() true.  __nmi_enter()'s check that the NMI count has room
+ * is not repeated: the trap that began the step made it on the same
+ * count, which only NMI entry code changes, and that code cannot be
+ * probed.  Nor is arch_nmi_enter(), which x86 does not have.  Unlike a
+ * trap, this comes from the probed code, which is never noinstr: RCU is
+ * watching.  The exit puts back what lockdep thought before, whatever a
+ * handler did with local_irq_disable() and friends.
+ */
+static nokprobe_inline bool kprobe_frame_post_enter(bool nmi)
+{
+	bool irqs_were_on = lockdep_hardirqs_enabled();
+
+	if (nmi) {
+		lockdep_off();
+		__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
+	} else {
+		/* Interrupts are masked: nothing can want to preempt us. */
+		__preempt_count_inc();
+	}
+	lockdep_hardirqs_off(CALLER_ADDR0);
+	if (nmi)
+		lockdep_hardirq_enter();
+	return irqs_were_on;
+}
+
+static nokprobe_inline void kprobe_frame_post_exit(bool nmi, bool irqs_were_on)
+{
+	if (nmi)
+		lockdep_hardirq_exit();
+	if (irqs_were_on) {
+		lockdep_hardirqs_on_prepare();
+		lockdep_hardirqs_on(CALLER_ADDR0);
+	}
+	if (nmi) {
+		__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
+		lockdep_on();
+	} else {
+		__preempt_count_dec();
+	}
 }
 
 #endif /* _LINUX_KPROBES_FRAME_H */

@@ -46,11 +46,11 @@ struct arm64_probe_insn {
 typedef u32 kprobe_opcode_t;
 
 /*
- * Bytes per out-of-line slot: the probed instruction followed by
- * BRK #KPROBES_BRK_SS_IMM, which brings the CPU back to the backend once
- * the copy has run.  Sixteen keeps the core's per-page bitmap in range.
+ * Bytes per out-of-line slot: the probed instruction followed by the
+ * call that brings the CPU back to the backend once the copy has run
+ * (arch/arm64/kernel/probes/backend.h has the layout).
  */
-#define KPROBE_SLOT_SIZE	16
+#define KPROBE_SLOT_SIZE	32
 
 /*
  * arch_kprobe_poke() only queues the write; arch_kprobe_poke_finish()
@@ -95,7 +95,8 @@ struct arch_kprobe_site {
  * Called by the debug-exception dispatcher (debug-monitors.c, whatever the
  * configuration: it tests IS_ENABLED(CONFIG_KPROBES)) for BRK
  * #KPROBES_BRK_IMM, a probe hit, and BRK #KPROBES_BRK_SS_IMM, the end of
- * an out-of-line step.  DBG_HOOK_HANDLED or DBG_HOOK_ERROR.
+ * a redirected detour (jump optimization).  DBG_HOOK_HANDLED or
+ * DBG_HOOK_ERROR.
  */
 int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr);
 int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr);

@@ -30,10 +30,33 @@
 #define ARM64_KP_OPT_LIT	0x48
 #define ARM64_KP_OPT_END	0x50
 
+/*
+ * breakpoint.c and step_entry.S: the layout of a step slot
+ * (KPROBE_SLOT_SIZE bytes), the probed instruction's copy followed by
+ * arm64_kp_step_template:
+ *
+ *	0x00	the copy
+ *	0x04	ARM64_KP_STEP_TAIL: five instructions that save x0, x1 and
+ *		x30 below the probed context's sp and call
+ *		arm64_kp_step_entry, which never returns here
+ *	0x18	ARM64_KP_STEP_ENTRY: the address of arm64_kp_step_entry,
+ *		and the return address of that call
+ */
+#define ARM64_KP_STEP_TAIL	0x04
+#define ARM64_KP_STEP_ENTRY	0x18
+#define ARM64_KP_STEP_END	0x20
+
 #ifndef __ASSEMBLY__
 
 struct kprobe_site;
 struct pt_regs;
+
+/* breakpoint.c */
+void arm64_kp_step_done(u32 *slot, struct pt_regs *regs);
+
+/* step_entry.S */
+extern const u32 arm64_kp_step_template[];
+void arm64_kp_step_entry(void);
 
 #ifdef CONFIG_OPTPROBES
 /* detour.c */
@@ -62,8 +85,8 @@ static __always_inline bool arm64_kp_is_opt_redirect(struct pt_regs *regs)
 #else /* __ASSEMBLY__ */
 
 /*
- * opt_entry.S and trampoline.S: both build a struct pt_regs at sp for the
- * handlers and reload it after them.
+ * opt_entry.S, step_entry.S and trampoline.S: all build a struct pt_regs
+ * at sp for the handlers and reload it after them.
  */
 
 /* x2-x29 and the pt_regs at sp: \op is stp to store them, ldp to reload. */

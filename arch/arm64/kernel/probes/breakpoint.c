@@ -10,11 +10,13 @@
  *  - simulated, for what reads the PC or branches (and a few more): the
  *    trap does its work on pt_regs, runs the post_handlers and returns
  *    past it.  One trap per hit.
- *  - stepped: the CPU returns to an out-of-line copy followed by
- *    BRK #KPROBES_BRK_SS_IMM, with IRQs and FIQs masked so that nothing
- *    but a fault comes between the two traps; the second one moves the PC
- *    past the original instruction, unmasks what was unmasked and runs the
- *    post_handlers.  Two traps per hit.
+ *  - stepped: the CPU returns to an out-of-line copy with every
+ *    exception masked, so that nothing but a fault in the copy comes
+ *    before its end.  The copy is followed by a call to step_entry.S,
+ *    which saves the context and calls arm64_kp_step_done(): that moves
+ *    the PC past the original instruction, runs the post_handlers, and
+ *    the entry goes on there with an exception return that unmasks what
+ *    was unmasked.  One trap per hit, and a call.
  *
  * A64 has no trap flag to step with in the kernel that would not clash
  * with debuggers, and the copy runs at EL1 with the probed context's
@@ -24,7 +26,7 @@
  *
  * Each CPU keeps a small stack of the hits in progress (struct kprobe_frame):
  * a hit from a handler, or from the copy's fault path, nests in the one
- * running, and the second trap of a step must find its own.
+ * running, and the end of a step must find its own.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -57,8 +59,8 @@
  * The frames of this CPU's hits (<linux/kprobes_frame.h>).  Besides the
  * hit itself, only a fault in the copy or a debug exception nested in a
  * handler can interleave with them.  frame.saved is the probed context's
- * ARM64_KP_STEP_MASK bits while it steps and, with pseudo-NMI, its
- * interrupt priority mask from bit ARM64_KP_PMR_SHIFT up.
+ * PSTATE (its low 32 bits, all there are) while it steps and, with
+ * pseudo-NMI, its interrupt priority mask from bit ARM64_KP_PMR_SHIFT up.
  */
 static DEFINE_PER_CPU(struct kprobe_frames, arm64_kp_cpu);
 
@@ -69,7 +71,7 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
 /*
  * The step runs with all of DAIF masked: no interrupt, no SError, and no
  * watchpoint or hardware breakpoint (D) taken with the PC in the copy,
- * whose handler would then step the slot with our BRK still to come.  A
+ * whose handler would then step the slot with our call still to come.  A
  * watchpoint on the stepped access is therefore not reported.
  */
 #define ARM64_KP_STEP_MASK	DAIF_MASK
@@ -84,6 +86,9 @@ EXPORT_PER_CPU_SYMBOL_GPL(current_kprobe);
  * CPU with no step in flight.
  */
 #define ARM64_KP_PMR_SHIFT	32
+
+/* PSTATE's condition flags, N, Z, C and V. */
+#define ARM64_KP_FLAGS		(PSR_N_BIT | PSR_Z_BIT | PSR_C_BIT | PSR_V_BIT)
 
 /* ---- Preparing a site ------------------------------------------------ */
 
@@ -122,8 +127,9 @@ static bool arm64_kp_in_exclusive(unsigned long addr)
  * @opcode: where to store the instruction
  *
  * Simulated instructions need nothing more.  Stepped ones get a slot
- * holding their copy and the BRK that ends the step, and are marked
- * KSITE_ARCH_SLOW: the hit path's shortcut only knows how to simulate.
+ * holding their copy and the call that ends the step
+ * (arm64_kp_step_template), and are marked KSITE_ARCH_SLOW: the hit
+ * path's shortcut only knows how to simulate.
  *
  * Return: 0, -EINVAL if the instruction cannot be probed (the reason is
  * logged at debug level), -ENOMEM if no slot is left.
@@ -132,8 +138,8 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 {
 	struct arch_kprobe_site *a = &s->arch;
 	unsigned long addr = (unsigned long)s->addr;
+	__le32 copy[ARM64_KP_STEP_END / AARCH64_INSN_SIZE];
 	const char *why;
-	__le32 copy[2];
 	u32 insn;
 
 	memset(a, 0, sizeof(*a));
@@ -155,9 +161,13 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		a->slot = kprobe_slot_alloc();
 		if (!a->slot)
 			return -ENOMEM;
-		/* Code is little-endian in memory, whatever the data's order. */
+		/*
+		 * Code is little-endian in memory, whatever the data's order:
+		 * the template is code already, the copy is turned into it.
+		 */
 		copy[0] = cpu_to_le32(insn);
-		copy[1] = cpu_to_le32(BRK64_OPCODE_KPROBES_SS);
+		memcpy(&copy[1], arm64_kp_step_template,
+		       ARM64_KP_STEP_END - ARM64_KP_STEP_TAIL);
 		aarch64_insn_copy(a->slot, copy, sizeof(copy));
 		s->flags |= KSITE_ARCH_SLOW;
 	}
@@ -387,11 +397,32 @@ static noinline void arm64_kp_site_post(struct kprobe_frame *f,
 
 NOKPROBE_SYMBOL(arm64_kp_site_post);
 
+/*
+ * The post_handlers of @f's hit: the one probe it took the shortcut for
+ * (see kprobe_site_solo()) without a call or a list, or those it noted.
+ */
+static nokprobe_inline void arm64_kp_post(struct kprobe_frame *f,
+					  struct pt_regs *regs)
+{
+	struct kprobe *solo = f->solo;
+	kprobe_post_handler_t post;
+
+	if (!solo) {
+		arm64_kp_site_post(f, regs);
+		return;
+	}
+	post = solo->post_handler;
+	if (post) {
+		__this_cpu_write(current_kprobe, solo);
+		post(solo, regs, 0);
+	}
+}
+
 /* Send the CPU to the copy of @f's site, every exception masked. */
 static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 					       struct pt_regs *regs)
 {
-	f->saved = regs->pstate & ARM64_KP_STEP_MASK;
+	f->saved = lower_32_bits(regs->pstate);
 	regs->pstate |= ARM64_KP_STEP_MASK;
 	if (system_uses_irq_prio_masking()) {
 		f->saved |= regs->pmr_save << ARM64_KP_PMR_SHIFT;
@@ -429,7 +460,7 @@ static nokprobe_inline int arm64_kp_execute(struct kprobe_frames *c,
 		return arm64_kp_start_step(f, regs);
 	arm64_probe_simulate(&s->arch.d, regs);
 	if (!f->missed)
-		arm64_kp_site_post(f, regs);
+		arm64_kp_post(f, regs);
 	kprobe_frame_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
@@ -599,40 +630,87 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 
 NOKPROBE_SYMBOL(kprobe_brk_handler);
 
+/* A call from a slot that no step of this CPU is waiting for. */
+static void __noreturn arm64_kp_step_lost(u32 *slot)
+{
+	panic("kprobes: a step ended in slot %pS with no step in flight\n",
+	      slot);
+}
+
+NOKPROBE_SYMBOL(arm64_kp_step_lost);
+
 /**
- * kprobe_ss_brk_handler - the copy of a step has run
- * @regs: the probed context; regs->pc is the BRK after the copy
- * @esr: the exception syndrome
+ * arm64_kp_step_done - the copy of a step has run
+ * @slot: the slot whose copy it was
+ * @regs: the probed context, saved by arm64_kp_step_entry (step_entry.S)
+ *	  with the flags the copy left in regs->pstate
  *
- * Also the end of an optimized probe's redirected detour (detour.c).
- *
- * The step is the top frame of this CPU's stack: anything nested in it
- * has finished by the time the copy traps here.  Moves the PC past the
- * original instruction, unmasks what the context had unmasked and runs
- * the post_handlers.
- *
- * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR if no step is in flight.
+ * Called with every exception masked.  The step is the top frame of this
+ * CPU's stack: anything nested in it has finished by the time its copy
+ * is done.  Puts regs->pc past the original instruction and regs->pstate
+ * as the context had it (flags as the copy left them), runs the
+ * post_handlers, and gives the context its interrupt priority mask back
+ * where pseudo-NMI keeps one; arm64_kp_step_entry's exception return
+ * does the rest from regs.
  */
-int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
+void arm64_kp_step_done(u32 *slot, struct pt_regs *regs)
 {
 	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
-	struct kprobe_frame *f = kprobe_frame_top(c);
+	unsigned int depth = c->depth;
+	struct kprobe_frame *f;
 	struct kprobe_site *s;
+	bool irqs_were_on;
 
-	if (arm64_kp_is_opt_redirect(regs))
-		return arm64_kp_opt_redirect(regs);
-	if (user_mode(regs) || !f || f->phase != KPROBE_FRAME_STEPPING ||
-	    regs->pc != (unsigned long)f->site->arch.slot + AARCH64_INSN_SIZE)
-		return DBG_HOOK_ERROR;
+	if (unlikely(!depth))
+		arm64_kp_step_lost(slot);
+	f = &c->frame[depth - 1];
+	OPTIMIZER_HIDE_VAR(f);
+	if (unlikely(f->phase != KPROBE_FRAME_STEPPING ||
+		     f->site->arch.slot != slot))
+		arm64_kp_step_lost(slot);
 
 	s = f->site;
 	f->phase = KPROBE_FRAME_BUSY;
 	regs->pc = (unsigned long)s->addr + AARCH64_INSN_SIZE;
-	arm64_kp_unmask(f, regs);
-	if (!f->missed)
-		arm64_kp_site_post(f, regs);
+	regs->stackframe[1] = regs->pc;
+	/*
+	 * The copy can change no PSTATE field but the flags (decode.c
+	 * refuses the rest, or simulates it), and consumed any branch type.
+	 */
+	regs->pstate = (f->saved & ~(PSR_BTYPE_MASK | ARM64_KP_FLAGS)) |
+		       (regs->pstate & ARM64_KP_FLAGS);
+	if (system_uses_irq_prio_masking())
+		regs->pmr_save = f->saved >> ARM64_KP_PMR_SHIFT;
+	if (!f->missed) {
+		irqs_were_on = kprobe_frame_post_enter(false);
+		arm64_kp_post(f, regs);
+		kprobe_frame_post_exit(false, irqs_were_on);
+	}
 	kprobe_frame_pop(c, f);
-	return DBG_HOOK_HANDLED;
+	/* Every exception stays masked until the exception return. */
+	if (system_uses_irq_prio_masking()) {
+		gic_write_pmr(regs->pmr_save);
+		pmr_sync();
+	}
+}
+
+NOKPROBE_SYMBOL(arm64_kp_step_done);
+
+/**
+ * kprobe_ss_brk_handler - BRK #KPROBES_BRK_SS_IMM was hit
+ * @regs: the trapped context
+ * @esr: the exception syndrome
+ *
+ * Only the end of an optimized probe's redirected detour (detour.c) uses
+ * it: steps end with a call (arm64_kp_step_done()).
+ *
+ * Return: DBG_HOOK_HANDLED, or DBG_HOOK_ERROR if the BRK is not ours.
+ */
+int kprobe_ss_brk_handler(struct pt_regs *regs, unsigned long esr)
+{
+	if (arm64_kp_is_opt_redirect(regs))
+		return arm64_kp_opt_redirect(regs);
+	return DBG_HOOK_ERROR;
 }
 
 NOKPROBE_SYMBOL(kprobe_ss_brk_handler);

@@ -3,15 +3,16 @@
  * arm64 probes decoder: which A64 instructions a probe may sit on, and how
  * a hit executes each one.
  *
- * Most instructions run unchanged from an out-of-line copy followed by a
- * trap back (ARM64_PROBE_STEP).  A copy runs at another address, though,
- * so whatever reads the PC is simulated instead: branches, ADR/ADRP and
- * literal loads.  So are MRS and MSR of DAIF, since a step runs with
- * interrupts masked and would read that mask rather than the probed
- * code's, and its second trap puts the probed code's mask back over
- * whatever the copy wrote.  And some instructions can be neither: their
- * refusals below give one reason each.  The decoding is done once, when a
- * site is prepared; the hit path only switches on the result.
+ * Most instructions run unchanged from an out-of-line copy, after which
+ * the CPU comes back to the probes code (ARM64_PROBE_STEP).  A copy runs
+ * at another address, though, so whatever reads the PC is simulated
+ * instead: branches, ADR/ADRP and literal loads.  So are MRS and MSR of
+ * DAIF, since a step runs with interrupts masked and would read that mask
+ * rather than the probed code's, and the end of the step puts the probed
+ * code's mask back over whatever the copy wrote.  And some instructions
+ * can be neither: their refusals below give one reason each.  The
+ * decoding is done once, when a site is prepared; the hit path only
+ * switches on the result.
  */
 
 #define pr_fmt(fmt) "kprobes: " fmt
@@ -69,7 +70,7 @@ static const struct arm64_probe_rule arm64_probe_rules[] = {
 	{ 0xfffff0ff, 0xd50340df, ARM64_PROBE_DAIFSET },
 	{ 0xfffff0ff, 0xd50340ff, ARM64_PROBE_DAIFCLR },
 	{ 0xffffffe0, 0xd51b4220, ARM64_PROBE_MSR_DAIF },
-	/* MSR NZCV: the second trap keeps the flags the copy wrote. */
+	/* MSR NZCV: the end of the step keeps the flags the copy wrote. */
 	{ 0xffffffe0, 0xd51b4200, ARM64_PROBE_STEP },
 
 	/* Refused. */

@@ -524,18 +524,9 @@ static nokprobe_inline bool kx_hit_comes_back(struct kprobe_frame *f)
 }
 
 /*
- * The post_handlers of a step.  They run from a call at the end of the
- * copy, not from an exception, so they enter the same context as the
- * pre_handlers before them (and upstream's #DB path) the way
- * irqentry_nmi_enter() does: NMI-like, in_nmi() true, lockdep told that
- * interrupts are off, which they are.  __nmi_enter()'s check that the
- * NMI count has room is not repeated: the int3 that began this step made
- * it on the same count, which only NMI entry code changes, and that code
- * cannot be probed.  The exit puts back what lockdep thought before,
- * whatever a handler did with local_irq_disable() and friends.  Unlike an
- * exception, this comes from the probed code, which is never noinstr: RCU
- * is watching, and nothing needs telling that a CPU left an idle or user
- * context.  @post is @solo's post_handler, read once, when there is a
+ * The post_handlers of a step, run from the call at the end of the copy
+ * in the context kprobe_frame_post_enter() sets up, the one a trap would
+ * give them.  @post is @solo's post_handler, read once, when there is a
  * solo probe.
  */
 static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
@@ -543,12 +534,8 @@ static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
 					 kprobe_post_handler_t post,
 					 struct pt_regs *regs)
 {
-	bool irqs_were_on = lockdep_hardirqs_enabled();
+	bool irqs_were_on = kprobe_frame_post_enter(true);
 
-	lockdep_off();
-	__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
-	lockdep_hardirqs_off(CALLER_ADDR0);
-	lockdep_hardirq_enter();
 	/* The one probe the hit took the shortcut for: no list, no call. */
 	if (solo) {
 		__this_cpu_write(current_kprobe, solo);
@@ -556,13 +543,7 @@ static nokprobe_inline void kx_step_post(struct kprobe_frame *f,
 	} else {
 		kx_site_post(f, regs);
 	}
-	lockdep_hardirq_exit();
-	if (irqs_were_on) {
-		lockdep_hardirqs_on_prepare();
-		lockdep_hardirqs_on(CALLER_ADDR0);
-	}
-	__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
-	lockdep_on();
+	kprobe_frame_post_exit(true, irqs_were_on);
 }
 
 /* The tracked copy has run: finish the hit. */

@@ -2,9 +2,9 @@
 /*
  * arm64's kpb_asm.S, the benchmark's breakpoint target: int
  * kpb_asm_target(int x) returns 2 * x + 3.  Straight-line code and no
- * ftrace call; its first instruction, an add, is stepped out of line (a
- * second trap after the copy), in every arm64 kprobes implementation
- * alike.
+ * ftrace call; its first instruction, an add, is stepped out of line in
+ * both trees, which come back after the copy (a second trap in one, a
+ * call in the other).
  */
 #include <linux/linkage.h>
 #include "kpb.h"

@@ -1121,7 +1121,7 @@ static int kpb_fig_call(const char *name, kpb_fn_t fn)
  * Why figure @name does not exist in this kernel, in either tree, or
  * NULL.  arm64 has no jump optimization (no CONFIG_OPTPROBES, and no
  * debug.kprobes-optimization to turn off), no boosting (a stepped
- * instruction takes a second trap after its copy) and no
+ * instruction comes back to kprobes after its copy) and no
  * KPROBES_ON_FTRACE (a probe on a function's entry is a breakpoint on
  * ftrace's mov x9, x30: figure "entry").
  */

@@ -116,8 +116,8 @@ static void kph_stepped(struct kunit *test)
 
 /*
  * A boosted breakpoint (optimization off, so that it stays one).  Only
- * x86 boosts: on arm64 every stepped breakpoint takes two traps, the
- * way kph_stepped counts.
+ * x86 boosts: on arm64 every stepped breakpoint comes back to kprobes
+ * after its copy, the way kph_stepped counts.
  */
 static void kph_boosted(struct kunit *test)
 {
@@ -139,7 +139,7 @@ static void kph_boosted(struct kunit *test)
 		kpt_optimization_set(1);
 #else
 	kunit_skip(test,
-		   "no boosting on this architecture: a stepped breakpoint takes two traps (kph_stepped)");
+		   "no boosting on this architecture: a stepped breakpoint comes back after its copy (kph_stepped)");
 #endif
 }
 

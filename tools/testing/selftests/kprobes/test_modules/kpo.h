@@ -524,7 +524,7 @@ static inline const char *kpo_path_missing(enum kpo_path path)
 {
 	switch (path) {
 	case KPO_BOOSTED:
-		return "arm64: no boosting: a stepped hit takes its second trap";
+		return "arm64: no boosting: a stepped hit always comes back after its copy";
 	case KPO_FTRACE:
 		return "arm64: no kprobes on ftrace (CONFIG_KPROBES_ON_FTRACE)";
 	default:

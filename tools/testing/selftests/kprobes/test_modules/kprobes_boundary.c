@@ -24,8 +24,8 @@
  *  - The function is called unprobed over KPB_NIN inputs: the reference.
  *
  *  - kpb_walk_*: a probe goes on each boundary in turn, first with a
- *    pre_handler only (the path a kernel may take without a second trap:
- *    a boosted or optimized probe), then with a post_handler too (the
+ *    pre_handler only (the path a kernel may take without coming back
+ *    after the instruction: a boosted or optimized probe), then with a post_handler too (the
  *    single-step path).  Each time the function is called over all inputs
  *    again and again, every result is compared with the reference.  The
  *    handlers check, on every hit, that the instruction pointer is where
