@@ -46,11 +46,12 @@ struct arm64_probe_insn {
 typedef u32 kprobe_opcode_t;
 
 /*
- * Bytes per out-of-line slot: the probed instruction followed by the
- * call that brings the CPU back to the backend once the copy has run
+ * Bytes per out-of-line slot: twice the probed instruction followed by
+ * the call that brings the CPU back to the backend once the copy has
+ * run, one for hits that owe post_handlers and one for the others
  * (arch/arm64/kernel/probes/backend.h has the layout).
  */
-#define KPROBE_SLOT_SIZE	32
+#define KPROBE_SLOT_SIZE	64
 
 /*
  * arch_kprobe_poke() only queues the write; arch_kprobe_poke_finish()

@@ -32,19 +32,22 @@
 
 /*
  * breakpoint.c and step_entry.S: the layout of a step slot
- * (KPROBE_SLOT_SIZE bytes), the probed instruction's copy followed by
- * arm64_kp_step_template:
+ * (KPROBE_SLOT_SIZE bytes), two halves of ARM64_KP_STEP_END bytes, each
+ * the probed instruction's copy followed by arm64_kp_step_template; the
+ * second half, at ARM64_KP_STEP_POST, for hits that owe post_handlers:
  *
  *	0x00	the copy
  *	0x04	ARM64_KP_STEP_TAIL: five instructions that save x0, x1 and
- *		x30 below the probed context's sp and call
- *		arm64_kp_step_entry, which never returns here
- *	0x18	ARM64_KP_STEP_ENTRY: the address of arm64_kp_step_entry,
- *		and the return address of that call
+ *		x30 below the probed context's sp and call the half's
+ *		entry, which never returns here
+ *	0x18	ARM64_KP_STEP_ENTRY: the address of arm64_kp_step_entry
+ *		(second half: arm64_kp_step_entry_post), and the return
+ *		address of that call
  */
 #define ARM64_KP_STEP_TAIL	0x04
 #define ARM64_KP_STEP_ENTRY	0x18
 #define ARM64_KP_STEP_END	0x20
+#define ARM64_KP_STEP_POST	ARM64_KP_STEP_END
 
 #ifndef __ASSEMBLY__
 
@@ -53,10 +56,12 @@ struct pt_regs;
 
 /* breakpoint.c */
 void arm64_kp_step_done(u32 *slot, struct pt_regs *regs);
+void arm64_kp_step_done_post(u32 *slot, struct pt_regs *regs);
 
 /* step_entry.S */
 extern const u32 arm64_kp_step_template[];
 void arm64_kp_step_entry(void);
+void arm64_kp_step_entry_post(void);
 
 #ifdef CONFIG_OPTPROBES
 /* detour.c */
@@ -89,8 +94,12 @@ static __always_inline bool arm64_kp_is_opt_redirect(struct pt_regs *regs)
  * at sp for the handlers and reload it after them.
  */
 
-/* x2-x29 and the pt_regs at sp: \op is stp to store them, ldp to reload. */
-	.macro	arm64_kp_x2_x29 op
+/*
+ * Registers and the pt_regs at sp: \op is stp to store them, ldp to
+ * reload.  x2-x17 and x18 are what a C call may clobber besides x0, x1
+ * and x30; x19 shares a pair with x18.
+ */
+	.macro	arm64_kp_x2_x17 op
 	\op	x2, x3, [sp, #S_X2]
 	\op	x4, x5, [sp, #S_X4]
 	\op	x6, x7, [sp, #S_X6]
@@ -99,12 +108,20 @@ static __always_inline bool arm64_kp_is_opt_redirect(struct pt_regs *regs)
 	\op	x12, x13, [sp, #S_X12]
 	\op	x14, x15, [sp, #S_X14]
 	\op	x16, x17, [sp, #S_X16]
-	\op	x18, x19, [sp, #S_X18]
+	.endm
+
+	.macro	arm64_kp_x20_x29 op
 	\op	x20, x21, [sp, #S_X20]
 	\op	x22, x23, [sp, #S_X22]
 	\op	x24, x25, [sp, #S_X24]
 	\op	x26, x27, [sp, #S_X26]
 	\op	x28, x29, [sp, #S_X28]
+	.endm
+
+	.macro	arm64_kp_x2_x29 op
+	arm64_kp_x2_x17 \op
+	\op	x18, x19, [sp, #S_X18]
+	arm64_kp_x20_x29 \op
 	.endm
 
 /* The SSBS register (PSTATE.SSBS at its SPSR position), by encoding. */
@@ -133,27 +150,35 @@ alternative_else_nop_endif
 
 /*
  * The fields of the pt_regs at sp past pstate, as a trap from kernel mode
- * leaves them: no system call (syscallno NO_SYSCALL; a 64-bit store of
- * 0xffffffff to the word that holds it and its padding puts -1 in it and
- * 0 in the padding in either byte order, big-endian having the padding
- * first), the interrupt
- * priority mask where pseudo-NMI keeps one, zero elsewhere.  stackframe
- * is the caller's to fill.  \tmp is clobbered.
+ * leaves them: the interrupt priority mask where pseudo-NMI keeps one,
+ * zero elsewhere (arm64_kp_pmr_save), and no system call (syscallno
+ * NO_SYSCALL; a 64-bit store of 0xffffffff to the word that holds it and
+ * its padding puts -1 in it and 0 in the padding in either byte order,
+ * big-endian having the padding first).  stackframe is the caller's to
+ * fill.  \tmp is clobbered.
  */
-	.macro	arm64_kp_regs_rest tmp
-	.if	S_PSTATE + 8 + 8 != (S_SYSCALLNO & ~7) || S_STACKFRAME + 32 != PT_REGS_SIZE
-	.error	"struct pt_regs is not laid out as arm64_kp_regs_rest expects"
-	.endif
+	.macro	arm64_kp_pmr_save tmp
 	mov	\tmp, xzr
 alternative_if ARM64_HAS_GIC_PRIO_MASKING
 	mrs_s	\tmp, SYS_ICC_PMR_EL1
 alternative_else_nop_endif
 	str	\tmp, [sp, #S_PMR_SAVE]
+	.endm
+
+	.macro	arm64_kp_regs_tail tmp
+	.if	S_PSTATE + 8 + 8 != (S_SYSCALLNO & ~7) || S_STACKFRAME + 32 != PT_REGS_SIZE
+	.error	"struct pt_regs is not laid out as arm64_kp_regs_tail expects"
+	.endif
 	mov	\tmp, #0xffffffff
 	str	\tmp, [sp, #S_PSTATE + 8 + 8]		/* syscallno, padding */
 	str	xzr, [sp, #S_PSTATE + 8]		/* orig_x0 */
 	str	xzr, [sp, #S_SDEI_TTBR1]
 	stp	xzr, xzr, [sp, #S_STACKFRAME + 16]	/* lockdep_hardirqs, exit_rcu */
+	.endm
+
+	.macro	arm64_kp_regs_rest tmp
+	arm64_kp_pmr_save \tmp
+	arm64_kp_regs_tail \tmp
 	.endm
 
 #endif /* __ASSEMBLY__ */

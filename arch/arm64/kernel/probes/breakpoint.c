@@ -14,9 +14,11 @@
  *    exception masked, so that nothing but a fault in the copy comes
  *    before its end.  The copy is followed by a call to step_entry.S,
  *    which saves the context and calls arm64_kp_step_done(): that moves
- *    the PC past the original instruction, runs the post_handlers, and
- *    the entry goes on there with an exception return that unmasks what
- *    was unmasked.  One trap per hit, and a call.
+ *    the PC past the original instruction, and the entry goes on there
+ *    with an exception return that unmasks what was unmasked.  A hit
+ *    that owes post_handlers steps a second copy, whose call saves the
+ *    whole context for them (arm64_kp_step_done_post()).  One trap per
+ *    hit, and a call.
  *
  * A64 has no trap flag to step with in the kernel that would not clash
  * with debuggers, and the copy runs at EL1 with the probed context's
@@ -59,8 +61,9 @@
  * The frames of this CPU's hits (<linux/kprobes_frame.h>).  Besides the
  * hit itself, only a fault in the copy or a debug exception nested in a
  * handler can interleave with them.  frame.saved is the probed context's
- * PSTATE (its low 32 bits, all there are) while it steps and, with
- * pseudo-NMI, its interrupt priority mask from bit ARM64_KP_PMR_SHIFT up.
+ * PSTATE (its low 32 bits, all there are, less a pending branch type)
+ * while it steps and, with pseudo-NMI, its interrupt priority mask from
+ * bit ARM64_KP_PMR_SHIFT up.
  */
 static DEFINE_PER_CPU(struct kprobe_frames, arm64_kp_cpu);
 
@@ -138,7 +141,8 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 {
 	struct arch_kprobe_site *a = &s->arch;
 	unsigned long addr = (unsigned long)s->addr;
-	__le32 copy[ARM64_KP_STEP_END / AARCH64_INSN_SIZE];
+	__le32 copy[2 * ARM64_KP_STEP_END / AARCH64_INSN_SIZE];
+	unsigned long post = (unsigned long)arm64_kp_step_entry_post;
 	const char *why;
 	u32 insn;
 
@@ -164,10 +168,15 @@ int arch_kprobe_site_prepare(struct kprobe_site *s, kprobe_opcode_t *opcode)
 		/*
 		 * Code is little-endian in memory, whatever the data's order:
 		 * the template is code already, the copy is turned into it.
+		 * The entry's address is data, in the kernel's order.
 		 */
+		BUILD_BUG_ON(sizeof(copy) > KPROBE_SLOT_SIZE);
 		copy[0] = cpu_to_le32(insn);
 		memcpy(&copy[1], arm64_kp_step_template,
 		       ARM64_KP_STEP_END - ARM64_KP_STEP_TAIL);
+		memcpy((u8 *)copy + ARM64_KP_STEP_POST, copy, ARM64_KP_STEP_END);
+		memcpy((u8 *)copy + ARM64_KP_STEP_POST + ARM64_KP_STEP_ENTRY,
+		       &post, sizeof(post));
 		aarch64_insn_copy(a->slot, copy, sizeof(copy));
 		s->flags |= KSITE_ARCH_SLOW;
 	}
@@ -418,22 +427,38 @@ static nokprobe_inline void arm64_kp_post(struct kprobe_frame *f,
 	}
 }
 
-/* Send the CPU to the copy of @f's site, every exception masked. */
+/* Does the hit of @f owe post_handlers once its instruction has run? */
+static nokprobe_inline bool arm64_kp_posts_owed(struct kprobe_frame *f)
+{
+	if (f->missed)
+		return false;
+	if (f->solo)
+		return f->solo->post_handler;
+	return kprobe_hit_posts_due(&f->posts);
+}
+
+/*
+ * Send the CPU to the copy of @f's site, every exception masked: the
+ * slot's second half if post_handlers are owed (backend.h).
+ */
 static nokprobe_inline int arm64_kp_start_step(struct kprobe_frame *f,
 					       struct pt_regs *regs)
 {
-	f->saved = lower_32_bits(regs->pstate);
-	regs->pstate |= ARM64_KP_STEP_MASK;
+	/*
+	 * A BRK on a landing pad is taken with the branch's type pending;
+	 * the copy is no branch target, and the context goes on past it.
+	 */
+	u64 pstate = regs->pstate & ~PSR_BTYPE_MASK;
+
+	f->saved = lower_32_bits(pstate);
 	if (system_uses_irq_prio_masking()) {
 		f->saved |= regs->pmr_save << ARM64_KP_PMR_SHIFT;
 		regs->pmr_save = GIC_PRIO_IRQON | GIC_PRIO_PSR_I_SET;
 	}
-	/*
-	 * A BRK on a landing pad is taken with the branch's type pending;
-	 * the copy is no branch target.
-	 */
-	regs->pstate &= ~PSR_BTYPE_MASK;
+	regs->pstate = pstate | ARM64_KP_STEP_MASK;
 	regs->pc = (unsigned long)f->site->arch.slot;
+	if (arm64_kp_posts_owed(f))
+		regs->pc += ARM64_KP_STEP_POST;
 	barrier();
 	f->phase = KPROBE_FRAME_STEPPING;
 	return DBG_HOOK_HANDLED;
@@ -481,8 +506,10 @@ static int arm64_kp_stray(unsigned long addr)
 NOKPROBE_SYMBOL(arm64_kp_stray);
 
 /* A hit while this CPU already runs a probe: execute, count, no handlers. */
-static int arm64_kp_reenter(struct kprobe_frames *c, struct kprobe_site *s,
-			    struct pt_regs *regs, struct kprobe *running)
+static noinline int arm64_kp_reenter(struct kprobe_frames *c,
+				     struct kprobe_site *s,
+				     struct pt_regs *regs,
+				     struct kprobe *running)
 {
 	struct kprobe_frame *f;
 
@@ -510,8 +537,9 @@ NOKPROBE_SYMBOL(arm64_kp_reenter);
  * unless the first hit was itself a missed one.  Only stepped sites
  * fault in a copy.
  */
-static int arm64_kp_replay(struct kprobe_frames *c, struct kprobe_site *s,
-			   struct pt_regs *regs)
+static noinline int arm64_kp_replay(struct kprobe_frames *c,
+				    struct kprobe_site *s,
+				    struct pt_regs *regs)
 {
 	struct kprobe *running = kprobe_running();
 	struct kprobe_frame *f;
@@ -532,24 +560,20 @@ static int arm64_kp_replay(struct kprobe_frames *c, struct kprobe_site *s,
 NOKPROBE_SYMBOL(arm64_kp_replay);
 
 /*
- * Everything but kprobe_brk_handler()'s shortcut: a hit while a probe
- * runs, several probes, a post_handler, a stepped instruction.
+ * A hit with nothing running on this CPU and no fault to replay: a
+ * frame, the pre_handlers, then the instruction.  Inlined into
+ * kprobe_brk_handler(): a stepped instruction's hit and a post_handler's,
+ * the common cases past its shortcut, pay no call for it.
  */
-static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
+static nokprobe_inline int arm64_kp_fresh(struct kprobe_frames *c,
+					  struct kprobe_site *s,
+					  struct pt_regs *regs)
 {
-	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
 	struct kprobe_frame *f;
-	struct kprobe *running;
-
-	if (unlikely(kprobe_replay_take(s)))
-		return arm64_kp_replay(c, s, regs);
-
-	running = kprobe_running();
-	if (running)
-		return arm64_kp_reenter(c, s, regs, running);
+	struct kprobe *p;
 
 	f = kprobe_frame_push(c, s, NULL, false);
-	if (!f)		/* cannot happen: no probe is running */
+	if (unlikely(!f))	/* cannot happen: no probe is running */
 		return DBG_HOOK_ERROR;
 	kprobe_site_hit(s);
 
@@ -558,20 +582,20 @@ static noinline int arm64_kp_slow(struct pt_regs *regs, struct kprobe_site *s)
 	 * sends a fault in the copy to kprobe_fault_handler() and makes
 	 * nested hits count as missed.  A handler may have reset it.
 	 */
-	running = kprobe_site_solo(s);
-	if (running) {
-		f->solo = running;
-		__this_cpu_write(current_kprobe, running);
-		if (running->pre_handler(running, regs))
+	p = kprobe_site_solo(s);
+	if (likely(p)) {
+		f->solo = p;
+		__this_cpu_write(current_kprobe, p);
+		if (p->pre_handler(p, regs))
 			goto redirected;
 	} else {
-		running = kprobe_site_first(s);
-		__this_cpu_write(current_kprobe, running);
+		p = kprobe_site_first(s);
+		__this_cpu_write(current_kprobe, p);
 		if (arm64_kp_site_pre(f, regs))
 			goto redirected;
 	}
 	if (!kprobe_running())
-		__this_cpu_write(current_kprobe, running);
+		__this_cpu_write(current_kprobe, p);
 	return arm64_kp_execute(c, f, regs);
 
 redirected:
@@ -583,8 +607,6 @@ redirected:
 	kprobe_frame_pop(c, f);
 	return DBG_HOOK_HANDLED;
 }
-
-NOKPROBE_SYMBOL(arm64_kp_slow);
 
 /**
  * kprobe_brk_handler - a BRK #KPROBES_BRK_IMM was hit
@@ -599,8 +621,9 @@ NOKPROBE_SYMBOL(arm64_kp_slow);
 int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 {
 	unsigned long addr = instruction_pointer(regs);
+	struct kprobe_frames *c;
+	struct kprobe *p, *running;
 	struct kprobe_site *s;
-	struct kprobe *p;
 
 	if (user_mode(regs))
 		return DBG_HOOK_ERROR;
@@ -614,8 +637,9 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 	 * (kprobe_site_bp_solo() says all but the first in one pointer).
 	 * No frame: nothing is left to track once the simulation is done.
 	 */
+	running = kprobe_running();
 	p = kprobe_site_bp_solo(s);
-	if (likely(p && !kprobe_running())) {
+	if (likely(p && !running)) {
 		kprobe_site_hit(s);
 		__this_cpu_write(current_kprobe, p);
 		if (!p->pre_handler(p, regs))
@@ -625,7 +649,13 @@ int kprobe_brk_handler(struct pt_regs *regs, unsigned long esr)
 		__this_cpu_write(current_kprobe, NULL);
 		return DBG_HOOK_HANDLED;
 	}
-	return arm64_kp_slow(regs, s);
+
+	c = this_cpu_ptr(&arm64_kp_cpu);
+	if (unlikely(kprobe_replay_take(s)))
+		return arm64_kp_replay(c, s, regs);
+	if (unlikely(running))
+		return arm64_kp_reenter(c, s, regs, running);
+	return arm64_kp_fresh(c, s, regs);
 }
 
 NOKPROBE_SYMBOL(kprobe_brk_handler);
@@ -639,27 +669,17 @@ static void __noreturn arm64_kp_step_lost(u32 *slot)
 
 NOKPROBE_SYMBOL(arm64_kp_step_lost);
 
-/**
- * arm64_kp_step_done - the copy of a step has run
- * @slot: the slot whose copy it was
- * @regs: the probed context, saved by arm64_kp_step_entry (step_entry.S)
- *	  with the flags the copy left in regs->pstate
- *
- * Called with every exception masked.  The step is the top frame of this
- * CPU's stack: anything nested in it has finished by the time its copy
- * is done.  Puts regs->pc past the original instruction and regs->pstate
- * as the context had it (flags as the copy left them), runs the
- * post_handlers, and gives the context its interrupt priority mask back
- * where pseudo-NMI keeps one; arm64_kp_step_entry's exception return
- * does the rest from regs.
+/*
+ * The copy of a step has run: check that this CPU's top frame is that
+ * step, and put regs->pc past the original instruction and regs->pstate
+ * as the context had it, with the flags the copy left.  The priority
+ * mask to give back goes in regs->pmr_save.
  */
-void arm64_kp_step_done(u32 *slot, struct pt_regs *regs)
+static nokprobe_inline struct kprobe_frame *
+arm64_kp_step_end(struct kprobe_frames *c, u32 *slot, struct pt_regs *regs)
 {
-	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
 	unsigned int depth = c->depth;
 	struct kprobe_frame *f;
-	struct kprobe_site *s;
-	bool irqs_were_on;
 
 	if (unlikely(!depth))
 		arm64_kp_step_lost(slot);
@@ -669,23 +689,24 @@ void arm64_kp_step_done(u32 *slot, struct pt_regs *regs)
 		     f->site->arch.slot != slot))
 		arm64_kp_step_lost(slot);
 
-	s = f->site;
 	f->phase = KPROBE_FRAME_BUSY;
-	regs->pc = (unsigned long)s->addr + AARCH64_INSN_SIZE;
-	regs->stackframe[1] = regs->pc;
+	regs->pc = (unsigned long)f->site->addr + AARCH64_INSN_SIZE;
 	/*
 	 * The copy can change no PSTATE field but the flags (decode.c
-	 * refuses the rest, or simulates it), and consumed any branch type.
+	 * refuses the rest, or simulates it); f->saved has no branch type.
 	 */
-	regs->pstate = (f->saved & ~(PSR_BTYPE_MASK | ARM64_KP_FLAGS)) |
+	regs->pstate = (f->saved & ~ARM64_KP_FLAGS) |
 		       (regs->pstate & ARM64_KP_FLAGS);
-	if (system_uses_irq_prio_masking())
-		regs->pmr_save = f->saved >> ARM64_KP_PMR_SHIFT;
-	if (!f->missed) {
-		irqs_were_on = kprobe_frame_post_enter(false);
-		arm64_kp_post(f, regs);
-		kprobe_frame_post_exit(false, irqs_were_on);
-	}
+	/* Zero without pseudo-NMI, as a trap's pt_regs has it. */
+	regs->pmr_save = f->saved >> ARM64_KP_PMR_SHIFT;
+	return f;
+}
+
+/* The hit of @f, the top frame of @c, is over: unmask as it was. */
+static nokprobe_inline void arm64_kp_step_over(struct kprobe_frames *c,
+					       struct kprobe_frame *f,
+					       struct pt_regs *regs)
+{
 	kprobe_frame_pop(c, f);
 	/* Every exception stays masked until the exception return. */
 	if (system_uses_irq_prio_masking()) {
@@ -694,7 +715,50 @@ void arm64_kp_step_done(u32 *slot, struct pt_regs *regs)
 	}
 }
 
+/**
+ * arm64_kp_step_done - the copy of a step that owes no post_handler has run
+ * @slot: the slot whose copy it was
+ * @regs: the probed context as arm64_kp_step_entry (step_entry.S) saved
+ *	  it: x0 to x18, x30, and in regs->pstate the flags the copy left
+ *
+ * Called with every exception masked.  The step is the top frame of this
+ * CPU's stack: anything nested in it has finished by the time its copy
+ * is done.  Ends the hit and gives the context its interrupt priority
+ * mask back where pseudo-NMI keeps one; the entry's exception return
+ * does the rest from regs->pc and regs->pstate, set here.
+ */
+void arm64_kp_step_done(u32 *slot, struct pt_regs *regs)
+{
+	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
+
+	arm64_kp_step_over(c, arm64_kp_step_end(c, slot, regs), regs);
+}
+
 NOKPROBE_SYMBOL(arm64_kp_step_done);
+
+/**
+ * arm64_kp_step_done_post - the copy of a step that owes post_handlers has run
+ * @slot: the slot whose copy it was (the start of the slot)
+ * @regs: the whole probed context, saved by arm64_kp_step_entry_post
+ *
+ * As arm64_kp_step_done(), and runs the post_handlers before the hit
+ * ends, as in a debug exception (kprobe_frame_post_enter()), with the
+ * frame record in @regs naming the probed address for the unwinder.
+ */
+void arm64_kp_step_done_post(u32 *slot, struct pt_regs *regs)
+{
+	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
+	struct kprobe_frame *f = arm64_kp_step_end(c, slot, regs);
+	bool irqs_were_on;
+
+	regs->stackframe[1] = regs->pc;
+	irqs_were_on = kprobe_frame_post_enter(false);
+	arm64_kp_post(f, regs);
+	kprobe_frame_post_exit(false, irqs_were_on);
+	arm64_kp_step_over(c, f, regs);
+}
+
+NOKPROBE_SYMBOL(arm64_kp_step_done_post);
 
 /**
  * kprobe_ss_brk_handler - BRK #KPROBES_BRK_SS_IMM was hit
@@ -736,9 +800,13 @@ int kprobe_fault_handler(struct pt_regs *regs, int trapnr)
 {
 	struct kprobe_frames *c = this_cpu_ptr(&arm64_kp_cpu);
 	struct kprobe_frame *f = kprobe_frame_top(c);
+	unsigned long slot;
 
-	if (user_mode(regs) || !f || f->phase != KPROBE_FRAME_STEPPING ||
-	    regs->pc != (unsigned long)f->site->arch.slot)
+	if (user_mode(regs) || !f || f->phase != KPROBE_FRAME_STEPPING)
+		return 0;
+	/* The copy in either half of the slot (backend.h). */
+	slot = (unsigned long)f->site->arch.slot;
+	if (regs->pc != slot && regs->pc != slot + ARM64_KP_STEP_POST)
 		return 0;
 
 	regs->pc = (unsigned long)f->site->addr;
