@@ -28,7 +28,9 @@ REASON where the rule was found.  The rules:
     any of them;
   - a jump label or static call site is refused with EBUSY, a BUG trap
     with EINVAL (the __jump_table, static_call_sites and __bug_table
-    tables).
+    tables);
+  - on arm64, an instruction of a class the backend refuses (EINVAL),
+    read from the A64 encoding (a64_refused()).
 
 The first line is "_text HEX": the suite checks that the kernel runs at
 its link address (no KASLR), since the keys are link-time addresses.
@@ -67,11 +69,34 @@ def clone_base(name):
     return name[:dot] if dot > 0 else None
 
 
-def verdicts(key, black, p, busy, bugs, where):
+def a64_refused(w):
+    """Why an arm64 probe on the instruction word W must be refused
+    (kprobes.rst, "Architecture support", arm64's refused classes), from
+    the A64 encodings, or None.  Only what can follow a function's ftrace
+    call is asked about, so the classes that depend on neighbours (what
+    lies between a load-exclusive and its store-exclusive) are left out."""
+    if (w & 0xfff8f01f) == 0xd500401f:              # MSR (immediate)
+        op1, op2 = (w >> 16) & 7, (w >> 5) & 7
+        if not (op1 == 3 and op2 in (6, 7)):         # but DAIFSet, DAIFClr
+            return 'MSR to a PSTATE field other than DAIF'
+    if (w & 0x3f800000) == 0x08000000:
+        return 'exclusive load or store'
+    if (w & 0xff000000) == 0xd4000000:
+        return 'exception-generating instruction'
+    if (w & 0xfe000000) == 0xd6000000 and \
+            (w & 0xfffffc1f) not in (0xd61f0000, 0xd63f0000, 0xd65f0000):
+        return 'authenticated branch, ERET or DRPS'
+    if (w & 0xffff0000) == 0:
+        return 'UDF'
+    return None
+
+
+def verdicts(key, black, p, busy, bugs, where, refused=None):
     """The lines of one function: KEY, the reason it is on the blacklist
     (None if not), P where its probe past the ftrace call goes, as BUSY
-    and BUGS index it, and WHERE() that probe's "NAME+OFF: INSN" for the
-    reason."""
+    and BUGS index it, WHERE() that probe's "NAME+OFF: INSN" for the
+    reason, and REFUSED why the instruction there is one the backend
+    refuses (None if not)."""
     if black:
         return ['%s entry EINVAL %s' % (key, black),
                 '%s offset EINVAL %s' % (key, black)]
@@ -79,6 +104,8 @@ def verdicts(key, black, p, busy, bugs, where):
         why = 'EBUSY %s' % busy[p]
     elif p in bugs:
         why = 'EINVAL BUG trap'
+    elif refused:
+        why = 'EINVAL %s' % refused
     else:
         return []
     return ['%s offset %s at %s' % (key, why, where())]
@@ -192,9 +219,13 @@ def vmlinux_rules(path, opts, cross, arch):
             continue
         start, _, name = fn.funcs[i]
         p = s + step
+        refused = None
+        if arch == 'aarch64':
+            refused = a64_refused(struct.unpack('<I', elf.read(p, 4))[0])
         out += verdicts('@%x' % s, black.get(i), p, busy, bugs,
                         lambda: '%s+%#x: %s' % (name, p - start,
-                                               objdump_insn(cross, path, p)))
+                                               objdump_insn(cross, path, p)),
+                        refused)
     return out
 
 
@@ -363,11 +394,16 @@ def module_rules(path, opts, cross, arch):
             continue
         fun = by[sec].funcs[o[1]]
         p = s + step
+        refused = None
+        if arch == 'aarch64':
+            at = m.secs[sec][2] + p
+            refused = a64_refused(struct.unpack('<I', m.data[at:at + 4])[0])
         out += verdicts('%s:%s' % (mod, fun[2]), black.get(o), (sec, p),
                         busy, bugs,
                         lambda: '%s+%#x: %s' % (fun[2], p - fun[0],
                                                objdump_insn(cross, path, p,
-                                                            m.secs[sec][0])))
+                                                            m.secs[sec][0])),
+                        refused)
     return out
 
 
