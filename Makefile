@@ -7,7 +7,7 @@ H := harness
 .PHONY: all help deps prepare build run test shell \
 	baseline test-baseline run-baseline shell-baseline bench check clean \
 	test-judge test-all-functions clients clients-baseline \
-	series series-check arches arches-baseline test-mutants
+	peer-tests peer-tests-baseline series series-check arches arches-baseline test-mutants
 
 all: build
 
@@ -26,6 +26,8 @@ help:
 	@echo '                    livepatch and SystemTap on a distribution-like kernel'
 	@echo '                    in a Debian trixie guest (harness/clients/)'
 	@echo 'make clients-baseline  the same on the upstream tree'
+	@echo 'make peer-tests     perf'"'"'s own tests (perf test) that place kprobes, on the'
+	@echo '                    clients'"'"' kernel and image; peer-tests-baseline: upstream'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
 	@echo '                    on purpose: each must come out red (no boot)'
@@ -116,6 +118,14 @@ clients:
 
 clients-baseline:
 	@$(H)/clients/clients.sh upstream
+
+# Other projects' own test suites on the clients' kernel and image (so far
+# perf's: harness/clients/guest/perf_test.sh).
+peer-tests:
+	@KTEST_PEER=1 $(H)/clients/clients.sh ours
+
+peer-tests-baseline:
+	@KTEST_PEER=1 $(H)/clients/clients.sh upstream
 
 test-judge:
 	@python3 $(H)/judge/run.py

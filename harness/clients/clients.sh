@@ -12,12 +12,16 @@
 # Environment: KTEST_VARIANTS=base|fprobe (default base: fprobe off),
 # CLIENTS=perf,bpftrace,... (a one-off run of some), KTEST_TIMEOUT (the
 # guest's limit as given; otherwise 1,500 s scaled by the pace, as the
-# pace variables of harness/common.sh say).
+# pace variables of harness/common.sh say).  KTEST_PEER=1 (make
+# peer-tests): the other projects' own suites instead (perf_test, label
+# peer, judged by harness/clients/expected-peer).
 set -euo pipefail
 H=$(cd "$(dirname "$0")" && pwd)
 export KTEST_PROFILE=clients
 . "$H/../common.sh" "${1:-}"
 variants=${KTEST_VARIANTS:-base}
+peer=${KTEST_PEER:-}
+[ -n "$peer" ] && CLIENTS=${CLIENTS:-perf_test}
 case "$variants" in *preempt*) variants=base ;; esac
 R=$BUILD/clients/rootfs
 
@@ -43,12 +47,20 @@ judge=()
 for v in $variants; do
 	variant_set "$v"
 	tag=clients${SFX#-clients}
+	[ -n "$peer" ] && tag=peer${SFX#-clients}
 	DISK=$TDIR/clients-disk$SFX
 	step=$SECONDS
 	rm -rf "$DISK"
 	mkdir -p "$DISK/stap"
 	cp -a "$H/guest/." "$DISK/"
 	cp -a "$TDIR/modules$SFX" "$DISK/modules"
+	# perf's vfs_getname cases find a line of getname_flags() in the
+	# kernel's debug info: the guest's perf_test.sh points the modules'
+	# build link at this copy.
+	if [ -n "$peer" ]; then
+		mkdir -p "$DISK/kbuild"
+		cp "$OBJ/vmlinux" "$DISK/kbuild/vmlinux"
+	fi
 
 	# perf probe's definitions from the kernel's DWARF (trixie's perf, the
 	# kernel's own version): a line probe and a local variable.
@@ -104,9 +116,15 @@ for v in $variants; do
 		-monitor none -serial file:"$log" -serial file:"$out" < /dev/null || status=$?
 	say "guest ran $((SECONDS - step)) s (VM exit status $status); logs: ${log#$TOP/}, ${out#$TOP/}"
 	expect=$H/expected
-	[ -n "${CLIENTS:-}" ] && expect=-
+	if [ -n "$peer" ]; then
+		expect=$H/expected-peer
+	elif [ -n "${CLIENTS:-}" ]; then
+		expect=-
+	fi
 	judge+=(--label "$tag" --console "$log" --output "$out" --status "$status"
 		--timeout "$limit" --expect "$expect")
 done
-say "make clients took $((SECONDS - run_start)) s"
+what=clients
+[ -n "$peer" ] && what=peer-tests
+say "make $what took $((SECONDS - run_start)) s"
 exec python3 "$TOP/harness/ktap.py" "${judge[@]}"
