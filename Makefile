@@ -26,8 +26,10 @@ help:
 	@echo '                    livepatch and SystemTap on a distribution-like kernel'
 	@echo '                    in a Debian trixie guest (harness/clients/)'
 	@echo 'make clients-baseline  the same on the upstream tree'
-	@echo 'make peer-tests     perf'"'"'s own tests (perf test) that place kprobes, on the'
-	@echo '                    clients'"'"' kernel and image; peer-tests-baseline: upstream'
+	@echo 'make peer-tests     perf'"'"'s own tests (perf test) and BPF'"'"'s selftests (test_progs)'
+	@echo '                    that place kprobes, on the clients'"'"' image and kernel with'
+	@echo '                    BPF'"'"'s configuration, IBT on and off; peer-tests-baseline:'
+	@echo '                    upstream'
 	@echo 'make check          checkpatch --strict, sparse and W=1 over our files'
 	@echo 'make test-judge     the judge (harness/ktap.py) on recorded logs, broken'
 	@echo '                    on purpose: each must come out red (no boot)'
@@ -119,8 +121,9 @@ clients:
 clients-baseline:
 	@$(H)/clients/clients.sh upstream
 
-# Other projects' own test suites on the clients' kernel and image (so far
-# perf's: harness/clients/guest/perf_test.sh).
+# Other projects' own test suites on the clients' image and a kernel with
+# BPF's selftests' configuration: perf's and BPF's
+# (harness/clients/guest/perf_test.sh, test_progs.sh).
 peer-tests:
 	@KTEST_PEER=1 $(H)/clients/clients.sh ours
 

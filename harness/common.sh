@@ -66,8 +66,10 @@ PROFILE=${KTEST_PROFILE:-test}
 # F-$KTEST_ARCH.config, applied right after it (harness/prepare.sh);
 # base.config's are x86_64.config, arm64.config and i386.config.
 # KTEST_VARIANTS lists those a test target runs (default: both).
-# The clients profile has base (harness/config/clients.config, fprobe off)
-# and fprobe (plus clients-fprobe.config).
+# The clients profile has base (harness/config/clients.config, fprobe off),
+# fprobe (plus clients-fprobe.config), bpf (plus BPF's selftests'
+# tools/testing/selftests/bpf/config, for make peer-tests) and
+# bpf-noibt (bpf without X86_KERNEL_IBT).
 KTEST_VARIANTS=${KTEST_VARIANTS:-base preempt}
 
 # variant_set NAME: point SFX, OBJ, INITRD, VFRAGMENTS, VESSENTIAL and
@@ -80,10 +82,20 @@ variant_set()
 	test)  SFX= ;;
 	bench) SFX=-bench SUITE_DIR=tools/testing/selftests/kprobes/bench ;;
 	clients) SFX=-clients
-		# A Debian x86-64 disk image and x86-only options (clients.config).
-		[ "$KTEST_ARCH" = x86_64 ] ||
-			{ echo "the clients profile is x86_64 only" >&2; exit 2; } ;;
+		# A Debian disk image of the architecture's packages: x86-64
+		# and arm64 (harness/clients/rootfs.sh).
+		case "$KTEST_ARCH" in
+		x86_64|arm64) ;;
+		*) echo "the clients profile is for x86_64 and arm64" >&2; exit 2 ;;
+		esac ;;
 	*) echo "unknown KTEST_PROFILE=$PROFILE (test, bench or clients)" >&2; exit 2 ;;
+	esac
+	case "$KTEST_ARCH/$PROFILE/$VARIANT" in
+	arm64/clients/fprobe|arm64/clients/bpf*)
+		# (make peer-tests ARCH=arm64 too: BPF's selftests ask for it.)
+		echo "no $VARIANT configuration on arm64: FPROBE needs DYNAMIC_FTRACE_WITH_REGS" \
+		     "and HAVE_RETHOOK, which arm64 6.12 does not have" >&2
+		exit 2 ;;
 	esac
 	case "$PROFILE/$VARIANT" in
 	*/base) ;;
@@ -113,6 +125,26 @@ variant_set()
 		SFX=-clients-fprobe
 		VFRAGMENTS=("$TOP/harness/config/clients-fprobe.config")
 		VESSENTIAL=(FPROBE)
+		;;
+	clients/bpf)
+		# make peer-tests: what BPF's selftests ask of a kernel (their
+		# own fragment, in the tree being built) on top of the
+		# clients' configuration; fprobe for their kprobe_multi tests.
+		SFX=-clients-bpf
+		VFRAGMENTS=("$SRC/tools/testing/selftests/bpf/config"
+			    "$TOP/harness/config/clients-bpf.config")
+		VESSENTIAL=(FPROBE DEBUG_INFO_BTF_MODULES)
+		;;
+	clients/bpf-noibt)
+		# The same without indirect branch tracking: functions start
+		# at their ftrace call, not at an endbr64 before it, which
+		# moves where a probe on the entry or at an offset lands
+		# (bpf_get_func_ip(), fill_link_info's addresses).
+		SFX=-clients-bpf-noibt
+		VFRAGMENTS=("$SRC/tools/testing/selftests/bpf/config"
+			    "$TOP/harness/config/clients-bpf.config"
+			    "$TOP/harness/config/clients-noibt.config")
+		VESSENTIAL=(FPROBE DEBUG_INFO_BTF_MODULES)
 		;;
 	*) echo "unknown configuration $VARIANT for the $PROFILE profile" >&2; exit 2 ;;
 	esac

@@ -28,6 +28,9 @@ esac
 [ "${1:-}" = check ] && pkgs+=(sparse)
 [ "${1:-}" = bench ] && pkgs+=(gnuplot-nox)
 [ "${1:-}" = clients ] && pkgs+=(dwarves mmdebstrap e2fsprogs util-linux)
+# arm64's clients image: its packages' scripts run under qemu-user.
+[ "${1:-}" = clients ] && [ "${KTEST_ARCH:-x86_64}" = arm64 ] &&
+	pkgs+=(qemu-user-static binfmt-support arch-test)
 [ "${1:-}" = arches ] && pkgs+=(gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
 	gcc-mips-linux-gnu gcc-mips64el-linux-gnuabi64 gcc-powerpc-linux-gnu
 	gcc-powerpc64le-linux-gnu gcc-powerpc64-linux-gnu gcc-s390x-linux-gnu

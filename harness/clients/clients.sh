@@ -13,17 +13,32 @@
 # CLIENTS=perf,bpftrace,... (a one-off run of some), KTEST_TIMEOUT (the
 # guest's limit as given; otherwise 1,500 s scaled by the pace, as the
 # pace variables of harness/common.sh say).  KTEST_PEER=1 (make
-# peer-tests): the other projects' own suites instead (perf_test, label
-# peer, judged by harness/clients/expected-peer).
+# peer-tests): the other projects' own suites instead (perf_test and
+# BPF's test_progs, on the bpf configuration; label peer, judged by
+# harness/clients/expected-peer; 3,600 s scaled).
 set -euo pipefail
 H=$(cd "$(dirname "$0")" && pwd)
 export KTEST_PROFILE=clients
 . "$H/../common.sh" "${1:-}"
 variants=${KTEST_VARIANTS:-base}
 peer=${KTEST_PEER:-}
-[ -n "$peer" ] && CLIENTS=${CLIENTS:-perf_test}
+# make test's configurations (the Makefile's default) are not this
+# profile's.
 case "$variants" in *preempt*) variants=base ;; esac
+# The peers' suites run on the clients' configuration with BPF's
+# selftests' own merged in (the bpf configuration, common.sh), with and
+# without IBT (KTEST_VARIANTS=bpf or bpf-noibt for one of them).
+if [ -n "$peer" ]; then
+	CLIENTS=${CLIENTS:-perf_test,test_progs}
+	case "$variants" in *bpf*) ;; *) variants="bpf bpf-noibt" ;; esac
+fi
+# The image's tree is also where the host-side steps run (in_chroot), for
+# an x86-64 guest; an arm64 guest's tree is arm64 code, so they run in the
+# host's toolchain tree instead, which has perf, SystemTap and arm64's
+# cross compiler (harness/clients/packages-toolchain).
+IMG=$BUILD/clients${DARCH:+-$DARCH}/rootfs.img
 R=$BUILD/clients/rootfs
+[ -n "$DARCH" ] && R=$BUILD/clients/toolchain
 
 "$H/../deps.sh" clients
 run_start=$SECONDS
@@ -32,6 +47,7 @@ for v in $variants; do
 	KTEST_VARIANT=$v "$H/../build.sh" "$TREE"
 done
 "$H/rootfs.sh"
+if [ -n "$peer" ] || [ -n "$DARCH" ]; then "$H/rootfs.sh" toolchain; fi
 
 # in_chroot CMD...: run CMD in the image's tree, with build/ at its own
 # path, in a private mount namespace (the mounts go when it ends).
@@ -43,11 +59,66 @@ in_chroot()
 		sh "$BUILD" "$R" "$R" "$@"
 }
 
+# bpf_selftests DIR: build BPF's selftests (test_progs, its programs and
+# bpf_testmod) for the kernel of $OBJ in the toolchain tree, and put what
+# test_progs runs with into DIR.  They are built from a copy of the
+# tree's tools/testing/selftests/bpf beside it (their Makefile finds the
+# rest of the tree by relative paths, and writes into its source
+# directory).  The copy leaves out any test whose BPF program the
+# tarball does not have (neither progs/NAME.c nor the objects the
+# Makefile links into NAME's skeleton): Debian's 6.12 tree has
+# prog_tests/bpf_attr_size.c but not the progs/cgroup_skb_direct_packet_
+# access.c it includes, and one such file stops test_progs from linking.
+bpf_selftests()
+{
+	local dir=$1 sel=$SRC/tools/testing/selftests
+	local copy=$sel/bpf-ktest out=$TDIR/bpf-selftests$SFX
+	local log=$LOGS/$tag-bpf-build-$TREE.log t skel
+	mkdir -p "$copy" "$out"
+	# The test list, prog_tests/tests.h, is generated: made again from
+	# the tests the copy has (never taken from an earlier build's).
+	rsync -a --delete --exclude=/prog_tests/tests.h "$sel/bpf/" "$copy/"
+	rm -f "$copy/prog_tests/tests.h"
+	for t in "$copy"/prog_tests/*.c; do
+		for skel in $(sed -n 's/^#include "\(.*\)\.skel\.h"/\1/p' "$t"); do
+			# A skeleton comes from progs/NAME.c, or from the
+			# objects the Makefile links into it (NAME.skel.h-deps).
+			[ -f "$copy/progs/$skel.c" ] && continue
+			grep -q "^$skel\.skel\.h-deps :=" "$copy/Makefile" && continue
+			say "BPF selftests: leaving out prog_tests/${t##*/}: progs/$skel.c is not in the tree"
+			rm -f "$t"
+			break
+		done
+	done
+	say "building BPF's selftests (test_progs) against ${OBJ#$TOP/} (log: ${log#$TOP/})"
+	local step=$SECONDS
+	# Built where the last build left its objects; if that fails (their
+	# dependency files can name headers of tests gone since), once more
+	# from nothing.
+	local try
+	for try in warm cold; do
+		if [ $try = cold ]; then
+			say "building them again from nothing"
+			rm -rf "$out"
+			mkdir -p "$out"
+		fi
+		R=$BUILD/clients/toolchain in_chroot make -C "$copy" -j"$JOBS" OUTPUT="$out" \
+			VMLINUX_BTF="$OBJ/vmlinux" KDIR="$OBJ" test_progs > "$log" 2>&1 && break
+		[ $try = cold ] &&
+			{ tail -30 "$log" >&2; die "BPF's selftests did not build (log: ${log#$TOP/})"; }
+	done
+	say "BPF's selftests built in $((SECONDS - step)) s"
+	mkdir -p "$dir"
+	cp "$out"/test_progs "$out"/*.bpf.o "$out"/*.ko "$out"/urandom_read \
+		"$out"/liburandom_read.so "$out"/uprobe_multi "$dir/"
+}
+
 judge=()
+[ -z "$DARCH" ] || judge+=(--arch "$KTEST_ARCH")
 for v in $variants; do
 	variant_set "$v"
 	tag=clients${SFX#-clients}
-	[ -n "$peer" ] && tag=peer${SFX#-clients}
+	[ -n "$peer" ] && tag=peer${SFX#-clients-bpf}
 	DISK=$TDIR/clients-disk$SFX
 	step=$SECONDS
 	rm -rf "$DISK"
@@ -60,11 +131,12 @@ for v in $variants; do
 	if [ -n "$peer" ]; then
 		mkdir -p "$DISK/kbuild"
 		cp "$OBJ/vmlinux" "$DISK/kbuild/vmlinux"
+		bpf_selftests "$DISK/bpf"
 	fi
 
 	# perf probe's definitions from the kernel's DWARF (trixie's perf, the
 	# kernel's own version): a line probe and a local variable.
-	say "perf probe -k vmlinux -D: the line and local-variable probes (log: build/logs/$tag-host-$TREE.log)"
+	say "perf probe -k vmlinux -D: the line and local-variable probes (log: ${LOGS#$TOP/}/$tag-host-$TREE.log)"
 	hostlog=$LOGS/$tag-host-$TREE.log
 	: > "$hostlog"
 	for def in 'kt_line=do_mkdirat;*vfs_mkdir(*' 'kt_var=do_mkdirat;*putname(name)* err=error:s32'; do
@@ -81,10 +153,13 @@ for v in $variants; do
 	# script has user-space probes or not, and refuses to start ("Can't
 	# resolve uprobe_unregister!").  This script has none: telling the
 	# runtime the symbol is exported skips that lookup (and nothing else).
-	say "stap -p4 -r ${OBJ#$TOP/}: harness/clients/guest/mkdir.stp (log: build/logs/$tag-host-$TREE.log)"
-	if in_chroot sh -c 'cd "$1" && stap -p4 -r "$2" -m ktest_stap \
+	# For arm64, cross-compiled (stap -a, -B CROSS_COMPILE=).
+	cross=
+	[ -n "$DARCH" ] && cross="-a $KARCH -B CROSS_COMPILE=$CROSS"
+	say "stap -p4 ${cross:+$cross }-r ${OBJ#$TOP/}: harness/clients/guest/mkdir.stp (log: ${hostlog#$TOP/})"
+	if in_chroot sh -c 'cd "$1" && stap -p4 $4 -r "$2" -m ktest_stap \
 			-D STAPCONF_UPROBE_UNREGISTER_EXPORTED "$3"' \
-			sh "$DISK/stap" "$OBJ" "$DISK/mkdir.stp" >> "$hostlog" 2>&1; then
+			sh "$DISK/stap" "$OBJ" "$DISK/mkdir.stp" "$cross" >> "$hostlog" 2>&1; then
 		ls -l "$DISK/stap" | sed 's/^/ktest:   /'
 	else
 		tail -20 "$hostlog" | sed 's/^/ktest:   /'
@@ -100,20 +175,38 @@ for v in $variants; do
 	# 1,500 s on the machine the limits were tuned on, scaled by the pace
 	# (common.sh); the guest scales each client's limit the same way.
 	pace_measure
-	limit=${KTEST_TIMEOUT:-$(paced 1500)}
+	# An arm64 guest runs about half as fast under TCG: twice that.
+	limit=1500
+	[ -n "$peer" ] && limit=3600
+	[ -n "$DARCH" ] && limit=$((limit * 2))
+	limit=${KTEST_TIMEOUT:-$(paced $limit)}
 	log=$LOGS/$tag-$TREE.log out=$LOGS/$tag-$TREE.out
 	rm -f "$log" "$out"
-	append="console=ttyS0 loglevel=7 printk.time=0 panic=-1 root=/dev/vda rw"
+	console=ttyS0
+	[ -n "$DARCH" ] && console="ttyAMA0 ktest.out=hvc0"
+	append="console=$console loglevel=7 printk.time=0 panic=-1 root=/dev/vda rw"
 	append+=" rootfstype=ext4 init=/sbin/ktest-init ktest.tree=$TREE ktest.pace=$PACE"
 	[ -n "${CLIENTS:-}" ] && append+=" ktest.clients=$CLIENTS"
+	# x86-64: two serial ports, the kernel's console and the output.
+	# arm64 (as harness/boot.sh boots it): QEMU's virt machine, whose
+	# one UART is the console, the output on a virtio console; the
+	# disks on PCI, so that the image is vda.
+	if [ -z "$DARCH" ]; then
+		qemu=(qemu-system-x86_64 -cpu qemu64,+smap -serial file:"$log"
+		      -serial file:"$out")
+	else
+		qemu=(qemu-system-aarch64 -M virt,gic-version=3 -cpu max,pauth-impdef=on
+		      -serial file:"$log" -chardev file,id=ktout,path="$out"
+		      -device virtio-serial-device -device virtconsole,chardev=ktout)
+	fi
 	say "booting $NAME clients kernel ($v configuration, at most $limit s)"
 	step=$SECONDS status=0
-	throttled timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=single \
-		-cpu qemu64,+smap -smp 2 -m 4G -nodefaults -no-user-config -display none \
-		-no-reboot -kernel "$OBJ/arch/x86/boot/bzImage" -append "$append" \
-		-drive file="$BUILD/clients/rootfs.img",if=virtio,format=raw,snapshot=on \
+	throttled timeout -k 10 "$limit" "${qemu[@]}" -accel tcg,thread=single \
+		-smp 2 -m 4G -nodefaults -no-user-config -display none \
+		-no-reboot -kernel "$OBJ/$KIMAGE" -append "$append" \
+		-drive file="$IMG",if=virtio,format=raw,snapshot=on \
 		-drive file="$img",if=virtio,format=raw,readonly=on \
-		-monitor none -serial file:"$log" -serial file:"$out" < /dev/null || status=$?
+		-monitor none < /dev/null || status=$?
 	say "guest ran $((SECONDS - step)) s (VM exit status $status); logs: ${log#$TOP/}, ${out#$TOP/}"
 	expect=$H/expected
 	if [ -n "$peer" ]; then

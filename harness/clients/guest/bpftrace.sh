@@ -55,7 +55,7 @@ check_eq wildcard_hits "$(sed -n 's/^@\[vfs_mkdir\]: //p' /tmp/wild.out)" 3 \
 
 # override(): mkdir fails with EOPNOTSUPP (95) while bpftrace runs.
 fresh_work
-bpftrace --unsafe -e 'kprobe:__x64_sys_mkdir,kprobe:__x64_sys_mkdirat
+bpftrace --unsafe -e "$(printf 'kprobe:%s,' $MKDIR_SYSCALLS | sed 's/,$//')"'
 	/comm == "mkdir"/ { override(-95); }' -c "mkdir $WORK/o1" > /tmp/ovr.out 2>&1
 show < /tmp/ovr.out
 st=1

@@ -6,7 +6,7 @@
 plan 6
 FF=/sys/kernel/debug/fail_function
 fresh_work
-fn=__x64_sys_mkdir
+fn=$MKDIR_SYSCALL
 
 check_eq injectable "$(grep -c "^$fn[[:space:]]" /sys/kernel/debug/error_injection/list)" 1 \
 	"$fn in error_injection/list"

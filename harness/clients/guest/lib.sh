@@ -61,6 +61,15 @@ workload()
 	"$@" mkdir "$WORK"/d{1..20} "$WORK"/d{1..5} 2>/dev/null
 }
 
+# The system calls behind mkdir(1), by their wrappers' names (what
+# kprobes, error injection and override() attach to).  x86-64 has mkdir
+# and mkdirat, mkdir(1) calls mkdir; arm64's generic table has only
+# mkdirat.
+case "$(uname -m)" in
+aarch64) MKDIR_SYSCALL=__arm64_sys_mkdirat MKDIR_SYSCALLS=__arm64_sys_mkdirat ;;
+*) MKDIR_SYSCALL=__x64_sys_mkdir MKDIR_SYSCALLS="__x64_sys_mkdir __x64_sys_mkdirat" ;;
+esac
+
 # The probes the kernel's list has now (lines of the debugfs list).
 kprobes_now() { grep -c . "$KPLIST" 2>/dev/null || true; }
 

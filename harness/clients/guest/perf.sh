@@ -42,7 +42,10 @@ check_eq stat_count "$got" $WORKLOAD_CALLS "perf stat -e probe:do_mkdirat over t
 fresh_work
 show < /ktest/perf-probes.txt
 while read -r def; do
-	echo "$def" >> "$TR/kprobe_events" || echo "    # kprobe_events refused: $def"
+	if ! echo "$def" >> "$TR/kprobe_events"; then
+		echo "    # kprobe_events refused: $def (tracing's error_log:)"
+		show < "$TR/error_log"
+	fi
 done < /ktest/perf-probes.txt
 echo 1 > "$TR/events/probe/enable"
 echo 0 > "$TR/events/probe/do_mkdirat/enable"
