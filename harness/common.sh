@@ -126,24 +126,19 @@ variant_set()
 		VFRAGMENTS=("$TOP/harness/config/clients-fprobe.config")
 		VESSENTIAL=(FPROBE)
 		;;
-	clients/bpf)
+	clients/bpf|clients/bpf-noibt)
 		# make peer-tests: what BPF's selftests ask of a kernel (their
 		# own fragment, in the tree being built) on top of the
 		# clients' configuration; fprobe for their kprobe_multi tests.
-		SFX=-clients-bpf
+		# bpf-noibt: the same without indirect branch tracking, so
+		# that functions start at their ftrace call, not at an endbr64
+		# before it, which moves where a probe on the entry or at an
+		# offset lands (bpf_get_func_ip(), fill_link_info's addresses).
+		SFX=-clients-$VARIANT
 		VFRAGMENTS=("$SRC/tools/testing/selftests/bpf/config"
 			    "$TOP/harness/config/clients-bpf.config")
-		VESSENTIAL=(FPROBE DEBUG_INFO_BTF_MODULES)
-		;;
-	clients/bpf-noibt)
-		# The same without indirect branch tracking: functions start
-		# at their ftrace call, not at an endbr64 before it, which
-		# moves where a probe on the entry or at an offset lands
-		# (bpf_get_func_ip(), fill_link_info's addresses).
-		SFX=-clients-bpf-noibt
-		VFRAGMENTS=("$SRC/tools/testing/selftests/bpf/config"
-			    "$TOP/harness/config/clients-bpf.config"
-			    "$TOP/harness/config/clients-noibt.config")
+		[ "$VARIANT" = bpf-noibt ] &&
+			VFRAGMENTS+=("$TOP/harness/config/clients-noibt.config")
 		VESSENTIAL=(FPROBE DEBUG_INFO_BTF_MODULES)
 		;;
 	*) echo "unknown configuration $VARIANT for the $PROFILE profile" >&2; exit 2 ;;

@@ -62,7 +62,8 @@ ESSENTIAL=(KPROBES MODULES DEBUG_FS KPROBE_EVENTS "${VESSENTIAL[@]}")
 	VIRTIO_BLK EXT4_FS PREEMPT_DYNAMIC UPROBES LKDTM)
 [ "$PROFILE" = clients ] && [ "$KTEST_ARCH" = x86_64 ] &&
 	ESSENTIAL+=(LIVEPATCH SAMPLE_LIVEPATCH MITIGATION_RETPOLINE X86_KERNEL_IBT)
-# arm64's disks are on PCI (harness/config/clients-arm64.config).
+# arm64's disks are on PCI, and its own mitigations are a distribution's
+# (harness/config/clients-arm64.config).
 [ "$PROFILE" = clients ] && [ "$KTEST_ARCH" = arm64 ] &&
 	ESSENTIAL+=(PCI_HOST_GENERIC VIRTIO_PCI UNMAP_KERNEL_AT_EL0)
 
