@@ -43,27 +43,16 @@ if [ "$what" = image ] && [ -n "$DARCH" ]; then
 fi
 stamp=$(printf '%s\n' "$SUITE $MIRROR $pkgs ${arch[*]}"; sha256sum "$H/ktest-init" "$H/rootfs.sh" | cut -d' ' -f1)
 
+# The tree (and for the image, the disk image made from it), cached
+# under a stamp of everything it is made from.
+tree=$OUT/rootfs name=${OUT#$TOP/}/rootfs.img hooks=()
 if [ "$what" = toolchain ]; then
-	T=$OUT/toolchain
-	if [ -f "$T.stamp" ] && [ "$stamp" = "$(cat "$T.stamp")" ]; then
-		say "toolchain tree build/clients/toolchain is up to date"
-		exit 0
-	fi
-	start=$SECONDS
-	mkdir -p "$OUT" "$TOP/build/logs"
-	rm -rf "$T" "$T.stamp"
-	say "mmdebstrap: minbase $SUITE with $pkgs (log: build/logs/clients-toolchain.log)"
-	mmdebstrap --variant=minbase --include="$pkgs" "$SUITE" "$T" "$MIRROR" \
-		> "$TOP/build/logs/clients-toolchain.log" 2>&1 ||
-		{ tail -20 "$TOP/build/logs/clients-toolchain.log" >&2; die "mmdebstrap failed"; }
-	printf '%s\n' "$stamp" > "$T.stamp"
-	say "toolchain tree build/clients/toolchain made in $((SECONDS - start)) s"
-	exit 0
+	tree=$OUT/toolchain name=${OUT#$TOP/}/toolchain
+elif [ ! -f "$OUT/rootfs.img" ]; then
+	rm -f "$tree.stamp"
 fi
-
-if [ -f "$OUT/rootfs.img" ] && [ -f "$OUT/rootfs.stamp" ] &&
-   [ "$stamp" = "$(cat "$OUT/rootfs.stamp")" ]; then
-	say "disk image ${OUT#$TOP/}/rootfs.img is up to date"
+if [ -f "$tree.stamp" ] && [ "$stamp" = "$(cat "$tree.stamp")" ]; then
+	say "$name is up to date"
 	exit 0
 fi
 
@@ -71,28 +60,34 @@ start=$SECONDS
 # Another architecture's maintainer scripts run through qemu-user: its
 # binfmt_misc handler registered (harness/deps.sh installs it).  This
 # registers it for the whole machine.
-if [ -n "$DARCH" ]; then
+if [ -n "${arch[*]}" ]; then
 	mountpoint -q /proc/sys/fs/binfmt_misc ||
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 	update-binfmts --enable "qemu-${KTEST_ARCH/arm64/aarch64}" 2>/dev/null || true
 	arch-test "$DARCH" > /dev/null ||
 		die "this machine cannot run $DARCH programs (qemu-user-static, binfmt_misc)"
 fi
-mkdir -p "$OUT"
-rm -rf "$OUT/rootfs" "$OUT/rootfs.img" "$OUT/rootfs.stamp"
-log=build/logs/clients-rootfs${DARCH:+-$DARCH}.log
+mkdir -p "$OUT" "$TOP/build/logs"
+rm -rf "$tree" "$tree.stamp" "$OUT/rootfs.img"
+[ "$what" = image ] &&
+	hooks=(--customize-hook='install -m 755 '"$H"'/ktest-init "$1/sbin/ktest-init"'
+	       --customize-hook='echo ktest > "$1/etc/hostname"')
+log=build/logs/clients-$what${DARCH:+-$DARCH}.log
+[ "$what" = image ] && log=build/logs/clients-rootfs${DARCH:+-$DARCH}.log
 say "mmdebstrap: minbase $SUITE ${DARCH:-amd64} with $pkgs (log: $log)"
-mkdir -p "$TOP/build/logs"
-mmdebstrap --variant=minbase "${arch[@]}" --include="$pkgs" \
-	--customize-hook='install -m 755 '"$H"'/ktest-init "$1/sbin/ktest-init"' \
-	--customize-hook='echo ktest > "$1/etc/hostname"' \
-	"$SUITE" "$OUT/rootfs" "$MIRROR" > "$TOP/$log" 2>&1 ||
+mmdebstrap --variant=minbase "${arch[@]}" --include="$pkgs" "${hooks[@]}" \
+	"$SUITE" "$tree" "$MIRROR" > "$TOP/$log" 2>&1 ||
 	{ tail -20 "$TOP/$log" >&2; die "mmdebstrap failed"; }
+if [ "$what" = toolchain ]; then
+	printf '%s\n' "$stamp" > "$tree.stamp"
+	say "$name made in $((SECONDS - start)) s"
+	exit 0
+fi
 
 # The image: the tree's size plus room for what the clients write (the
 # guest's writes go to QEMU's snapshot, not to this file).
 mb=$(( $(du -sm "$OUT/rootfs" | cut -f1) * 5 / 4 + 1024 ))
 mkfs.ext4 -q -F -L ktest-root -d "$OUT/rootfs" "$OUT/rootfs.img" "${mb}M" ||
 	die "mkfs.ext4 -d failed"
-printf '%s\n' "$stamp" > "$OUT/rootfs.stamp"
-say "disk image ${OUT#$TOP/}/rootfs.img (${mb} MB) made in $((SECONDS - start)) s"
+printf '%s\n' "$stamp" > "$tree.stamp"
+say "disk image $name (${mb} MB) made in $((SECONDS - start)) s"
