@@ -195,6 +195,16 @@ int arch_populate_kprobe_blacklist(void);
 kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr, unsigned long offset,
 					 bool *on_func_entry);
 
+/*
+ * Whether @addr, past the entry of the function that starts at @func,
+ * still sees the frame its caller left: the return address where a
+ * return probe takes it, nothing saved, pushed or signed yet.  Return
+ * probes, jprobes and bpf_override_return() may go there too, while
+ * KPROBE_FLAG_ON_FUNC_ENTRY (which BPF reads as "ip is the function")
+ * stays with the entry itself.
+ */
+bool arch_kprobe_entry_frame(unsigned long func, unsigned long addr);
+
 /* ---- Return probes (CONFIG_KRETPROBES) ------------------------------ */
 
 /*

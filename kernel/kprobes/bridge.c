@@ -297,6 +297,12 @@ kprobe_opcode_t * __weak arch_adjust_kprobe_addr(unsigned long addr,
 	return (kprobe_opcode_t *)(addr + offset);
 }
 
+/* The bridged backends' hook set has no such question: the entry only. */
+bool arch_kprobe_entry_frame(unsigned long func, unsigned long addr)
+{
+	return false;
+}
+
 int __weak arch_trampoline_kprobe(struct kprobe *p)
 {
 	return 0;

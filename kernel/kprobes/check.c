@@ -170,6 +170,10 @@ kprobe_opcode_t *kprobe_resolve_addr(kprobe_opcode_t *addr, const char *sym,
  * @sym: symbol name, or NULL
  * @offset: offset from @addr or @sym
  *
+ * The entry, or an instruction the architecture says still sees the
+ * caller's frame (arch_kprobe_entry_frame()): what a return probe, a
+ * jprobe or an overridden return needs.
+ *
  * Return: 0 if it does, -EINVAL if not (or bad spec), -ENOENT for an
  * unknown symbol.
  */
@@ -183,7 +187,9 @@ int kprobe_on_func_entry(kprobe_opcode_t *addr, const char *sym,
 
 	if (IS_ERR(where))
 		return PTR_ERR(where);
-	return on_entry ? 0 : -EINVAL;
+	if (on_entry || arch_kprobe_entry_frame(f.start, (unsigned long)where))
+		return 0;
+	return -EINVAL;
 }
 
 /*

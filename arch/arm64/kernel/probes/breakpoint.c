@@ -36,6 +36,7 @@
 #include <linux/cpu.h>
 #include <linux/export.h>
 #include <linux/extable.h>
+#include <linux/ftrace.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/kprobes_arch.h>
@@ -241,6 +242,27 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 {
 	*on_func_entry = !offset;
 	return (kprobe_opcode_t *)(addr + offset);
+}
+
+/**
+ * arch_kprobe_entry_frame - is @addr where a return probe still works?
+ * @func: the function's start
+ * @addr: an instruction in it, past its first
+ *
+ * ftrace's patchable entry opens the function with MOV X9, X30 and a BL
+ * that returns with X30 put back (or replaced by the graph tracer's
+ * return handler, which a return probe then chains to).  The instruction
+ * after that BL is the first the compiler wrote: the frame is still the
+ * caller's and the link register is not yet signed.  SystemTap puts its
+ * return probes there, clear of ftrace's instructions.
+ *
+ * Return: true when @addr is the instruction after @func's ftrace call.
+ */
+bool arch_kprobe_entry_frame(unsigned long func, unsigned long addr)
+{
+	unsigned long call = ftrace_location(func);
+
+	return call && addr == call + AARCH64_INSN_SIZE;
 }
 
 /*

@@ -282,6 +282,22 @@ kprobe_opcode_t *arch_adjust_kprobe_addr(unsigned long addr,
 }
 
 /**
+ * arch_kprobe_entry_frame - is @addr where a return probe still works?
+ * @func: the function's start
+ * @addr: an instruction in it, past its entry
+ *
+ * On x86 the tools put return probes on the entry (or right after its
+ * ENDBR, which arch_adjust_kprobe_addr() already counts), so nothing
+ * further in is taken as one.
+ *
+ * Return: false.
+ */
+bool arch_kprobe_entry_frame(unsigned long func, unsigned long addr)
+{
+	return false;
+}
+
+/**
  * arch_populate_kprobe_blacklist - x86 text that must never be probed
  *
  * The core already refuses the entry text (which runs before the kernel's

@@ -220,6 +220,9 @@ void kpr_pool_trim_last_cached(struct kunit *test);
 void kpr_err_data_size(struct kunit *test);
 void kpr_err_maxactive(struct kunit *test);
 void kpr_err_not_entry(struct kunit *test);
+#ifdef CONFIG_ARM64
+void kpr_entry_after_ftrace(struct kunit *test);
+#endif
 void kpr_err_symbols(struct kunit *test);
 void kpr_err_array_null(struct kunit *test);
 void kpr_err_array_bad_symbol(struct kunit *test);

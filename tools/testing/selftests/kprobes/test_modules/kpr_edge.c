@@ -137,19 +137,45 @@ static int kpr_kp_count(struct kprobe *kp, struct pt_regs *regs)
 
 #ifdef CONFIG_ARM64
 #define KPR_PACIASP	0xd503233fU
+#define KPR_NOP		0xd503201fU
+#define KPR_BTI_C	0xd503245fU
+#define KPR_MOV_X9_LR	0xaa1e03e9U
 #define KPR_SCAN	8
 
+static bool kpr_is_bl(u32 insn)
+{
+	return (insn & 0xfc000000U) == 0x94000000U;
+}
+
 /*
- * On arm64 the entry is also the only place before the function signs
- * its return address (paciasp): a return probe after that would replace
- * a signed link register, and the function's autiasp would fail on the
- * trampoline's address.  kpt_kret_outer() saves its link register: a
- * return probe on its paciasp, or on the instruction after it, is
- * refused, unless that is the function's first instruction.
+ * The index of the first instruction after ftrace's patchable entry at
+ * the top of @insn (an optional BTI C, then a NOP or MOV X9, X30, then a
+ * NOP or the BL to ftrace), or 0 when the function has none.  Read from
+ * the instructions, not asked of ftrace.
+ */
+static int kpr_after_ftrace_entry(const __le32 *insn)
+{
+	int i = le32_to_cpu(insn[0]) == KPR_BTI_C;
+	u32 first = le32_to_cpu(insn[i]), second = le32_to_cpu(insn[i + 1]);
+
+	if ((first == KPR_NOP || first == KPR_MOV_X9_LR) &&
+	    (second == KPR_NOP || kpr_is_bl(second)))
+		return i + 2;
+	return 0;
+}
+
+/*
+ * On arm64 a return probe needs the link register as the caller left
+ * it: before the function signs it (paciasp) or saves it.  ftrace's
+ * patchable entry puts it back before the next instruction, so that one
+ * still counts.  kpt_kret_outer() calls another function: a return probe
+ * on its paciasp, or on the instruction after it, is refused unless it
+ * is the function's first instruction or the one after ftrace's entry.
  */
 static void kpr_err_after_paciasp(struct kunit *test)
 {
 	const __le32 *insn = (const __le32 *)kpt_kret_outer;
+	int after = kpr_after_ftrace_entry(insn);
 	int i, at, want = 5 + KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD;
 	struct kpr_probe *p;
 
@@ -162,7 +188,7 @@ static void kpr_err_after_paciasp(struct kunit *test)
 			    "no paciasp in the first %d instructions of kpt_kret_outer",
 			    KPR_SCAN);
 	for (i = at; i <= at + 1; i++) {
-		if (!i)
+		if (!i || i == after)
 			continue;
 		p = kpr_new(0);
 		p->rp.handler = kpr_ret_note;
@@ -173,6 +199,46 @@ static void kpr_err_after_paciasp(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, kpt_kret_outer(5), want);
 	kpr_expect_healthy(test, kpt_kret_outer, KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD);
+}
+
+/*
+ * A return probe on the instruction after ftrace's patchable entry
+ * (where SystemTap puts them), by address and by name + offset: taken,
+ * and it sees each call's return value once.  kpt_kret_outer() is a
+ * traced C function, so it has that entry wherever ftrace is built in.
+ */
+void kpr_entry_after_ftrace(struct kunit *test)
+{
+	const __le32 *insn = (const __le32 *)kpt_kret_outer;
+	int after = kpr_after_ftrace_entry(insn);
+	int add = KPT_KRET_INNER_ADD + KPT_KRET_OUTER_ADD;
+	struct kpr_probe *p;
+	int by, x;
+
+	if (!IS_ENABLED(CONFIG_DYNAMIC_FTRACE))
+		kunit_skip(test, "no ftrace patchable entry (DYNAMIC_FTRACE)");
+	KUNIT_ASSERT_NE_MSG(test, after, 0,
+			    "kpt_kret_outer does not open with ftrace's entry");
+	for (by = 0; by < 2; by++) {
+		p = kpr_new(by);
+		p->rp.handler = kpr_ret_note;
+		if (by) {
+			p->rp.kp.symbol_name = "kpt_kret_outer";
+			p->rp.kp.offset = after * AARCH64_INSN_SIZE;
+		} else {
+			p->rp.kp.addr = (kprobe_opcode_t *)&insn[after];
+		}
+		KUNIT_ASSERT_EQ_MSG(test, kpr_register(test, &p->rp), 0,
+				    "kpt_kret_outer+%d", after * AARCH64_INSN_SIZE);
+		for (x = 1; x <= 3; x++) {
+			KUNIT_EXPECT_EQ(test, kpt_kret_outer(x), x + add);
+			KUNIT_EXPECT_EQ(test, READ_ONCE(p->last_ret),
+					(unsigned long)(x + add));
+		}
+		KUNIT_EXPECT_EQ(test, atomic_read(&p->returns), 3);
+		kpr_unregister(test, &p->rp);
+	}
+	kpr_expect_healthy(test, kpt_kret_outer, add);
 }
 #endif
 

@@ -858,6 +858,9 @@ static struct kunit_case kpr_cases[] = {
 	KUNIT_CASE(kpr_err_data_size),
 	KUNIT_CASE(kpr_err_maxactive),
 	KUNIT_CASE(kpr_err_not_entry),
+#ifdef CONFIG_ARM64
+	KUNIT_CASE(kpr_entry_after_ftrace),
+#endif
 	KUNIT_CASE(kpr_err_symbols),
 	KUNIT_CASE(kpr_err_array_null),
 	KUNIT_CASE(kpr_err_array_bad_symbol),
