@@ -295,7 +295,9 @@ sample_kprobe()
 		*)       ip=ip flags=flags ;;
 		esac
 		pre=$(echo "$log" | grep -c -E "<kernel_clone> p->addr( =|,) .*, $ip = ")
-		post=$(echo "$log" | grep -c -E "<kernel_clone> p->addr( =|,) 0x.*, $flags = ")
+		# The post line has the flags right after the address (the
+		# pre line has the program counter between them).
+		post=$(echo "$log" | grep -c -E "<kernel_clone> p->addr( =|,) 0x[0-9a-f]*, $flags = ")
 		echo "$log" | grep -q 'Planted kprobe at' ||
 			fail "no 'Planted kprobe' line" || return
 		echo "$log" | grep -q 'kprobe at .* unregistered' ||
