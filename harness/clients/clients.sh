@@ -31,6 +31,7 @@ case "$variants" in *preempt*) variants=base ;; esac
 if [ -n "$peer" ]; then
 	CLIENTS=${CLIENTS:-perf_test,test_progs}
 	case "$variants" in *bpf*) ;; *) variants="bpf bpf-noibt" ;; esac
+	[ -n "$DARCH" ] && variants=bpf
 fi
 # The image's tree is also where the host-side steps run (in_chroot), for
 # an x86-64 guest; an arm64 guest's tree is arm64 code, so they run in the
@@ -69,6 +70,9 @@ in_chroot()
 # Makefile links into NAME's skeleton): Debian's 6.12 tree has
 # prog_tests/bpf_attr_size.c but not the progs/cgroup_skb_direct_packet_
 # access.c it includes, and one such file stops test_progs from linking.
+# For arm64 they are cross-built (ARCH, CROSS_COMPILE: the selftests'
+# Makefile builds its host tools natively, test_progs and its modules
+# for the guest), against the toolchain tree's arm64 libraries.
 bpf_selftests()
 {
 	local dir=$1 sel=$SRC/tools/testing/selftests
@@ -103,6 +107,7 @@ bpf_selftests()
 			mkdir -p "$out"
 		fi
 		R=$BUILD/clients/toolchain in_chroot make -C "$copy" -j"$JOBS" OUTPUT="$out" \
+			${CROSS:+ARCH=$KARCH CROSS_COMPILE=$CROSS} \
 			VMLINUX_BTF="$OBJ/vmlinux" KDIR="$OBJ" test_progs > "$log" 2>&1 && break
 		[ $try = cold ] &&
 			{ tail -30 "$log" >&2; die "BPF's selftests did not build (log: ${log#$TOP/})"; }

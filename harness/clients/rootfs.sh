@@ -41,6 +41,9 @@ if [ "$what" = image ] && [ -n "$DARCH" ]; then
 	OUT=$OUT-$DARCH
 	arch=(--architectures="$DARCH")
 fi
+# The toolchain tree also holds arm64's libraries, to link BPF's
+# selftests for an arm64 guest (packages-toolchain's NAME:arm64).
+[ "$what" = toolchain ] && arch=(--architectures=amd64,arm64)
 stamp=$(printf '%s\n' "$SUITE $MIRROR $pkgs ${arch[*]}"; sha256sum "$H/ktest-init" "$H/rootfs.sh" | cut -d' ' -f1)
 
 # The tree (and for the image, the disk image made from it), cached
@@ -59,8 +62,9 @@ fi
 start=$SECONDS
 # Another architecture's maintainer scripts run through qemu-user: its
 # binfmt_misc handler registered (harness/deps.sh installs it).  This
-# registers it for the whole machine.
-if [ -n "${arch[*]}" ]; then
+# registers it for the whole machine.  (The toolchain's arm64 packages
+# are libraries and headers: nothing of them runs.)
+if [ "$what" = image ] && [ -n "$DARCH" ]; then
 	mountpoint -q /proc/sys/fs/binfmt_misc ||
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
 	update-binfmts --enable "qemu-${KTEST_ARCH/arm64/aarch64}" 2>/dev/null || true
