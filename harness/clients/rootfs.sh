@@ -76,9 +76,12 @@ rm -rf "$tree" "$tree.stamp" "$OUT/rootfs.img"
 [ "$what" = image ] &&
 	hooks=(--customize-hook='install -m 755 '"$H"'/ktest-init "$1/sbin/ktest-init"'
 	       --customize-hook='echo ktest > "$1/etc/hostname"')
-log=build/logs/clients-$what${DARCH:+-$DARCH}.log
-[ "$what" = image ] && log=build/logs/clients-rootfs${DARCH:+-$DARCH}.log
-say "mmdebstrap: minbase $SUITE ${DARCH:-amd64} with $pkgs (log: $log)"
+# The toolchain tree is one for every guest: amd64, with arm64's
+# libraries beside.
+log=build/logs/clients-toolchain.log tarch=amd64+arm64
+[ "$what" = image ] &&
+	log=build/logs/clients-rootfs${DARCH:+-$DARCH}.log tarch=${DARCH:-amd64}
+say "mmdebstrap: minbase $SUITE $tarch with $pkgs (log: $log)"
 mmdebstrap --variant=minbase "${arch[@]}" --include="$pkgs" "${hooks[@]}" \
 	"$SUITE" "$tree" "$MIRROR" > "$TOP/$log" 2>&1 ||
 	{ tail -20 "$TOP/$log" >&2; die "mmdebstrap failed"; }
