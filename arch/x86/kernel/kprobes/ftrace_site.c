@@ -163,6 +163,25 @@ slow:
 }
 
 /*
+ * Our call's hit when the shortcut below does not apply: no lone probe
+ * with a pre_handler, a hit inside a probe, or ftrace declared dead.
+ * Returns what kx_ftrace_call_handler() returns.
+ */
+static noinline unsigned long kx_ftrace_call_slow(struct kprobe_site *s,
+						  unsigned long ip,
+						  struct pt_regs *regs)
+{
+	/* Written once while hits run: either value is one a hit may see. */
+	if (likely(!data_race(kprobe_ftrace_disabled)))
+		kx_ftrace_hit(s, ip, regs);
+	if (regs->ip != ip + MCOUNT_INSN_SIZE)
+		return 0;
+	return READ_ONCE(s->arch.target);
+}
+
+NOKPROBE_SYMBOL(kx_ftrace_call_slow);
+
+/*
  * Called by kx_ftrace_call_entry, from our call that arms an ftrace site
  * until ftrace carries it (arch_kprobe_ftrace_call()), with the probed
  * context, regs->ip just past the call: the same hit as ftrace's.
@@ -173,22 +192,51 @@ slow:
  * the call is missed by that user only if it raced with the
  * unregistration.  Once ftrace is dead (kprobe_ftrace_kill()), its entry
  * probes are, those still waiting for it too: only that call is made.
+ *
+ * The common case, a lone probe with a pre_handler and nothing running,
+ * is kx_ftrace_hit()'s shortcut written for this caller: regs->ip is
+ * known to be past our call, and the call to make next is read before
+ * the handler runs (a hit may see the value from before or after a
+ * change that races with it either way), so that only the probe and
+ * regs need keeping across the handler.
  */
 unsigned long kx_ftrace_call_handler(struct pt_regs *regs)
 {
 	unsigned long ip = regs->ip - MCOUNT_INSN_SIZE;
 	unsigned long target = 0;
 	struct kprobe_site *s;
+	struct kprobe *p;
 
 	preempt_disable_notrace();
 	s = kprobe_site_find(ip);
-	if (likely(s)) {
-		/* Written once while hits run: either value is one a hit may see. */
-		if (likely(!data_race(kprobe_ftrace_disabled)))
-			kx_ftrace_hit(s, ip, regs);
-		if (regs->ip == ip + MCOUNT_INSN_SIZE)
-			target = READ_ONCE(s->arch.target);
+	if (unlikely(!s))
+		goto out;
+	p = kprobe_site_solo(s);
+	/* Written once while hits run: either value is one a hit may see. */
+	if (unlikely(!p || kprobe_running() || data_race(kprobe_ftrace_disabled))) {
+		target = kx_ftrace_call_slow(s, ip, regs);
+		goto out;
 	}
+	kprobe_site_hit(s);
+	target = READ_ONCE(s->arch.target);
+	regs->ip = ip + INT3_INSN_SIZE;
+	__this_cpu_write(current_kprobe, p);
+	if (unlikely(p->pre_handler(p, regs))) {
+		ip = (unsigned long)p->addr;
+		kx_ftrace_redirected(ip, ip + MCOUNT_INSN_SIZE, regs);
+		if (regs->ip != ip + MCOUNT_INSN_SIZE)
+			target = 0;
+	} else {
+		regs->ip = (unsigned long)p->addr + MCOUNT_INSN_SIZE;
+		if (p->post_handler) {
+			__this_cpu_write(current_kprobe, p);
+			p->post_handler(p, regs, 0);
+			if (regs->ip != (unsigned long)p->addr + MCOUNT_INSN_SIZE)
+				target = 0;
+		}
+	}
+	__this_cpu_write(current_kprobe, NULL);
+out:
 	preempt_enable_notrace();
 	return target;
 }
