@@ -32,7 +32,9 @@ WL_NFUNCS = 50                 # figure 15: KPB_WL_NFUNCS, functions probed
 # (key, title, baseline key, target ours/upstream)
 # Fresh figures (1b, 2b, 4b, 5b) are the first loop of calls right
 # after registration (issue 37: no state of a probe slower than
-# upstream's); 1b is figure 1 on a nop inside a C function.
+# upstream's); 1b is figure 1 on a nop inside a C function; 4c is what
+# the entry probe adds to a call that the function tracer traces too
+# (a second ftrace user on the function), over that call traced alone.
 HITS = [
     ('post', '1. breakpoint + post_handler (stepped)', 'call_asm', 0.8),
     ('post_c', '1b. the same, on a nop inside a C function', 'call_c_nop',
@@ -43,6 +45,8 @@ HITS = [
     ('optimized', '3. optimized (jump)', 'call_asm', 0.55),
     ('ftrace', '4. entry probe on ftrace', 'call_c', 0.8),
     ('ftrace_fresh', '4b. entry probe, fresh', 'call_c', 1.0),
+    ('ftrace_traced', '4c. entry probe, function tracer on it too',
+     'call_c_traced', 1.0),
     ('kretprobe', '5. kretprobe', 'call_c', 0.6),
     ('kretprobe_fresh', '5b. kretprobe, fresh', 'call_c', 1.0),
     ('kprobe_kretprobe', '6. kprobe + kretprobe', 'call_c', 0.55),
@@ -53,8 +57,10 @@ HITS = [
 HITS_ARM64 = HITS[:7] + [
     ('entry', '4. entry probe, breakpoint on mov x9, x30', 'call_c', None),
     ('entry_fresh', '4b. entry probe, breakpoint, fresh', 'call_c', 1.0),
+    ('entry_traced', '4c. entry probe, function tracer on it too',
+     'call_c_traced', 1.0),
     ('entry_opt', '4. entry probe, optimized (jump)', 'call_c', None),
-] + HITS[7:]
+] + HITS[8:]
 
 # The architectures with x86's figures: kpb_asm.S, kpb_funcs.S and
 # kpb_gen.S are built for both widths.
@@ -150,7 +156,9 @@ def rows_for(up, ours, arch='x86_64', na_up=None, na_ours=None):
 
     for key, title in (('call_asm', 'un-probed call, breakpoint target'),
                        ('call_c', 'un-probed call, ftrace target'),
-                       ('call_c_nop', 'un-probed call, C target (1b)')):
+                       ('call_c_nop', 'un-probed call, C target (1b)'),
+                       ('call_c_traced',
+                        'un-probed call, ftrace target, function tracer (4c)')):
         rows.append(Row(title, 'insn', up.get(key), ours.get(key)))
 
     def hit(key, base):

@@ -79,6 +79,19 @@ for f in post post_c boosted ftrace $entry kretprobe kprobe_kretprobe lookup smp
 	single_noopt batch_noopt; do
 	take "$f"
 done
+# Figure 4c: the entry probe on a function that the function tracer
+# traces too (a second ftrace user), against the same call traced alone.
+tr=/sys/kernel/tracing
+if echo kpb_c_target > "$tr/set_ftrace_filter" &&
+   echo function > "$tr/current_tracer"; then
+	take call_c_traced
+	take "${entry:-ftrace}_traced"
+	echo nop > "$tr/current_tracer"
+	: > "$tr/set_ftrace_filter"
+else
+	echo "BENCH-ERROR ${entry:-ftrace}_traced cannot start the function" \
+		"tracer on kpb_c_target"
+fi
 [ -f "$opt" ] && echo 1 > "$opt"
 for f in single batch; do
 	take "$f"

@@ -1134,7 +1134,8 @@ static const char *kpb_not_here(const char *name)
 	if (!IS_ENABLED(CONFIG_X86) && !strcmp(name, "boosted"))
 		return "no boosting: a stepped instruction traps again after its copy";
 	if (!IS_ENABLED(CONFIG_KPROBES_ON_FTRACE) &&
-	    (!strcmp(name, "ftrace") || !strcmp(name, "ftrace_fresh")))
+	    (!strcmp(name, "ftrace") || !strcmp(name, "ftrace_fresh") ||
+	     !strcmp(name, "ftrace_traced")))
 		return "no KPROBES_ON_FTRACE: an entry probe is a breakpoint (entry)";
 	if ((!IS_ENABLED(CONFIG_OPTPROBES) || IS_ENABLED(CONFIG_KPROBES_ON_FTRACE)) &&
 	    (!strcmp(name, "entry_opt_arm") || !strcmp(name, "entry_opt")))
@@ -1160,6 +1161,9 @@ static int kpb_run(const char *name)
 		return kpb_fig_call(name, kpb_c_target);
 	if (!strcmp(name, "call_c_nop"))
 		return kpb_fig_call(name, kpb_c_nop_target);
+	/* taken while bench.sh has the function tracer on kpb_c_target */
+	if (!strcmp(name, "call_c_traced"))
+		return kpb_fig_call(name, kpb_c_target);
 	if (!strcmp(name, "post_c"))
 		return kpb_fig_kprobe_at(name, kpb_c_nop, kpb_c_nop_target,
 					 true, false);
@@ -1184,8 +1188,12 @@ static int kpb_run(const char *name)
 		return kpb_fig_optimized(name, true, kpb_c_target);
 	if (!strcmp(name, "entry_opt"))
 		return kpb_fig_optimized(name, false, kpb_c_target);
-	/* the same probe; "entry" where ftrace does not carry it */
-	if (!strcmp(name, "ftrace") || !strcmp(name, "entry"))
+	/*
+	 * The same probe; "entry" where ftrace does not carry it; _traced
+	 * with the function tracer on the function too (call_c_traced).
+	 */
+	if (!strcmp(name, "ftrace") || !strcmp(name, "entry") ||
+	    !strcmp(name, "ftrace_traced") || !strcmp(name, "entry_traced"))
 		return kpb_fig_kprobe(name, kpb_c_target, false);
 	if (!strcmp(name, "kretprobe"))
 		return kpb_fig_kretprobe(name, false, false);
@@ -1241,7 +1249,7 @@ static const struct kernel_param_ops kpb_run_ops = {
 	.set = kpb_run_set,
 };
 module_param_cb(run, &kpb_run_ops, NULL, 0200);
-MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, call_c_nop, post, post_c, boosted, bp_fresh, ftrace_fresh, entry_fresh, kretprobe_fresh, optimized_arm, optimized, entry_opt_arm, entry_opt, ftrace, entry, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call, workload_entry, workload_ret, workload_off");
+MODULE_PARM_DESC(run, "figure to take: calibrate, call_asm, call_c, call_c_nop, call_c_traced, post, post_c, boosted, bp_fresh, ftrace_fresh, entry_fresh, kretprobe_fresh, optimized_arm, optimized, entry_opt_arm, entry_opt, ftrace, entry, ftrace_traced, entry_traced, kretprobe, kprobe_kretprobe, lookup, smp, single, batch, single_noopt, batch_noopt, scale, shapes, shape_hits, entries, entries_scale, cfuncs_call, workload_entry, workload_ret, workload_off");
 
 static int __init kpb_init(void)
 {
