@@ -80,9 +80,9 @@ static DECLARE_DELAYED_WORK(optimizer_work, kprobe_optimizer_fn);
  * debugfs list): a site whose jump is in, or that the optimizer has
  * committed to, its detour built and its breakpoint hits already running
  * the detour's copy, the jump following once the wait of step 2 is over.
- * Upstream marks a probe when it queues it; a preemptible kernel's wait
- * takes a tenth of a second or more, and tools (upstream's selftests
- * among them) look right after a probe was enabled.
+ * Not later: a preemptible kernel's wait takes a tenth of a second or
+ * more, and tools (ftrace's own selftests among them) look right after a
+ * probe was enabled.
  */
 static bool kprobe_opt_shown(struct kprobe_site *s)
 {
@@ -170,7 +170,7 @@ void kprobe_opt_unoptimize(struct list_head *unopt)
  * Push the pass back OPTIMIZER_DELAY, within OPTIMIZER_MAX_DELAY.  A site
  * queued after the optimizer has been quiet for OPTIMIZER_MAX_DELAY is
  * taken at once: a user who enables one event and reads the list right
- * after (upstream's ftracetest does) sees it [OPTIMIZED], and a burst
+ * after (ftrace's ftracetest does) sees it [OPTIMIZED], and a burst
  * that follows it still shares the next pass.
  */
 static void kprobe_opt_kick(void)

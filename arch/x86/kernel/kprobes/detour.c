@@ -96,7 +96,7 @@ NOKPROBE_SYMBOL(kx_opt_slow);
  * @regs: the probed context, saved by kx_opt_entry
  *
  * Runs with preemption off and interrupts as the probed context had them
- * (as upstream documents for optimized probes): an interrupt that hits a
+ * (as kprobes.rst documents for optimized probes): an interrupt that hits a
  * probe meanwhile finds kprobe_running() and counts as missed, like any
  * nested hit.  The region's copy runs either way when we return.
  */
