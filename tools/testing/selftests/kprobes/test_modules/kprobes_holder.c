@@ -339,6 +339,16 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		goto free_ops;
 
 	/*
+	 * The int3 goes in first: nothing calls kpt_ftrace_spare, and no
+	 * ftrace update before ours checks its site (no ftrace_ops names
+	 * it).  So only a few instructions separate the check below from
+	 * ftrace's update, and kprobes' hand-off to ftrace (due a tenth of
+	 * a second after the probe) is not likely to come in between.
+	 */
+	pr_info("kprobes_holder: an ftrace update meets an int3 on kpt_ftrace_spare\n");
+	poke((void *)f2, &int3, 1);
+
+	/*
 	 * A fresh entry probe waits as kprobes' own call for a tenth of a
 	 * second, unless its site is still in ftrace's filter from an
 	 * earlier probe (kprobes lets that go lazily).
@@ -348,30 +358,35 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		probe.addr = (kprobe_opcode_t *)f1;
 		ret = register_kprobe(&probe);
 		if (ret)
-			goto free_ops;
-		kph_bug_pending = kph_site_ours(f1);
-		if (kph_bug_pending)
+			goto put_back;
+		if (kph_site_ours(f1))
 			break;
 		unregister_kprobe(&probe);
 		msleep(100);
 	}
-	if (!kph_bug_pending) {	/* the kernel puts entry probes in ftrace at once */
+	if (tries == 10) {	/* the kernel puts entry probes in ftrace at once */
 		memset(&probe, 0, sizeof(probe));
 		probe.addr = (kprobe_opcode_t *)f1;
 		ret = register_kprobe(&probe);
 		if (ret)
-			goto free_ops;
+			goto put_back;
 	}
 
-	poke((void *)f2, &int3, 1);
-	pr_info("kprobes_holder: an ftrace update meets an int3 on kpt_ftrace_spare\n");
 	ret = register_ftrace_function(ops);
+	/*
+	 * What ftrace met: an update that fails its check writes no site,
+	 * and a dead ftrace takes no hand-off.  So kpt_shell_b still holds
+	 * what the update found there.
+	 */
+	kph_bug_pending = kph_site_ours(f1);
 	poke((void *)f2, &spare0, 1);
 	unregister_kprobe(&probe);
 	kph_bug_byte0 = kph_byte0(f1);
 	if (!ret && !unregister_ftrace_function(ops))
 		goto free_ops;	/* ftrace lived: the case says so */
 	return 0;
+put_back:
+	poke((void *)f2, &spare0, 1);
 free_ops:
 	ftrace_free_filter(ops);
 	kfree(ops);
