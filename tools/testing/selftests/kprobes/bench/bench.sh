@@ -86,12 +86,13 @@ if echo kpb_c_target > "$tr/set_ftrace_filter" &&
    echo function > "$tr/current_tracer"; then
 	take call_c_traced
 	take "${entry:-ftrace}_traced"
-	echo nop > "$tr/current_tracer"
-	: > "$tr/set_ftrace_filter"
 else
 	echo "BENCH-ERROR ${entry:-ftrace}_traced cannot start the function" \
 		"tracer on kpb_c_target"
 fi
+# Either way, so that no later figure runs under a half-set tracer.
+echo nop > "$tr/current_tracer" 2> /dev/null
+: > "$tr/set_ftrace_filter" 2> /dev/null
 [ -f "$opt" ] && echo 1 > "$opt"
 for f in single batch; do
 	take "$f"
