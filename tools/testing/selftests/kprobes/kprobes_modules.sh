@@ -135,7 +135,7 @@ t_ftrace_kill()
 		b=$(hld bug_byte0)
 		# Upstream puts an entry probe in ftrace's filter at once.
 		upstream || [ "$(hld bug_pending)" = Y ] ||
-			fail "kpt_shell_b's probe was never kprobes' call over the nop" ||
+			fail "kpt_shell_b's probe was never kprobes' call over the nop (its first byte at the end: $b)" ||
 			return
 		# 0xcc = 204: do not call kpt_shell_b, it would oops.
 		[ "$b" != 204 ] ||

@@ -32,8 +32,8 @@
  * update, while an entry probe waits on kpt_shell_b as kprobes' own call
  * over ftrace's nop: see kph_ftrace_bug_set().  "bug_pending" then says
  * whether the probe was such a call, "bug_byte0" is kpt_shell_b's first
- * byte after the
- * probe was unregistered.  Also for the last case of a run only.
+ * byte after the probe was unregistered.  Also for the last case of a run
+ * only.
  */
 #include <linux/atomic.h>
 #include <linux/delay.h>
@@ -43,6 +43,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -298,12 +299,32 @@ static int kph_byte0(unsigned long addr)
 }
 
 /*
+ * kprobes' mutex, found through kallsyms_lookup_name() (itself found as
+ * kph_find() finds any function): NULL if there is none.
+ */
+static struct mutex *kph_kprobe_mutex(void)
+{
+	unsigned long (*lookup)(const char *name);
+
+	lookup = (unsigned long (*)(const char *))kph_find("kallsyms_lookup_name");
+	return lookup ? (struct mutex *)lookup("kprobe_mutex") : NULL;
+}
+
+/*
  * ftrace checks every site of an update before it writes any, and leaves
  * each call of kprobes' own it meets over a nop to kprobes' say.  A site
  * further on that holds something else, here an int3 nobody owns on
  * kpt_ftrace_spare, stops the update with ftrace_bug(), which kills
  * ftrace: the earlier site was never written.  Unregistering its probe
  * must still put ftrace's nop back.
+ *
+ * kprobes hands a fresh entry probe to ftrace a tenth of a second after
+ * registering it, in a work item that takes kprobe_mutex first.  A slow
+ * machine can let that tenth pass between any check of ours and ftrace's
+ * update, so the check and the update both run under kprobe_mutex: the
+ * hand-off, if it has not yet come, then waits for them (and finds
+ * ftrace dead).  The lock order is kprobes' own: kprobe_mutex before
+ * ftrace's locks and text_mutex.
  *
  * The ftrace_ops stays on ftrace's list for good (a dead ftrace cannot
  * unregister it), so it is never freed; its filter names only the two
@@ -315,15 +336,17 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 	struct kprobe probe = {};
 	unsigned long f1, f2;
 	struct ftrace_ops *ops;
+	struct mutex *kmutex;	/* kprobes' own, held over the check */
 	u8 int3 = INT3_INSN_OPCODE, spare0;
 	int tries, ret;
 
 	if (!sysfs_streq(val, "1"))
 		return -EINVAL;
 	poke = (void *(*)(void *, const void *, size_t))kph_find("text_poke_copy");
+	kmutex = kph_kprobe_mutex();
 	f1 = kph_site("kprobes_target:kpt_shell_b");
 	f2 = kph_site("kprobes_target:kpt_ftrace_spare");
-	if (!poke || !f1 || !f2)
+	if (!poke || !kmutex || !f1 || !f2)
 		return -ENOENT;
 	if (f2 <= f1 || kph_byte0(f2) < 0)
 		return -EDOM;	/* ftrace would meet the bad site first */
@@ -338,20 +361,14 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 	if (ret)
 		goto free_ops;
 
-	/*
-	 * The int3 goes in first: nothing calls kpt_ftrace_spare, and no
-	 * ftrace update before ours checks its site (no ftrace_ops names
-	 * it).  So only a few instructions separate the check below from
-	 * ftrace's update, and kprobes' hand-off to ftrace (due a tenth of
-	 * a second after the probe) is not likely to come in between.
-	 */
+	/* Nothing calls kpt_ftrace_spare, and no ftrace_ops names it. */
 	pr_info("kprobes_holder: an ftrace update meets an int3 on kpt_ftrace_spare\n");
 	poke((void *)f2, &int3, 1);
 
 	/*
-	 * A fresh entry probe waits as kprobes' own call for a tenth of a
-	 * second, unless its site is still in ftrace's filter from an
-	 * earlier probe (kprobes lets that go lazily).
+	 * A fresh entry probe waits as kprobes' own call, unless its site
+	 * is still in ftrace's filter from an earlier probe (kprobes lets
+	 * that go lazily), or the hand-off came before the mutex.
 	 */
 	for (tries = 0; tries < 10; tries++) {
 		memset(&probe, 0, sizeof(probe));
@@ -359,8 +376,10 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		ret = register_kprobe(&probe);
 		if (ret)
 			goto put_back;
+		mutex_lock(kmutex);
 		if (kph_site_ours(f1))
 			break;
+		mutex_unlock(kmutex);
 		unregister_kprobe(&probe);
 		msleep(100);
 	}
@@ -370,6 +389,7 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 		ret = register_kprobe(&probe);
 		if (ret)
 			goto put_back;
+		mutex_lock(kmutex);
 	}
 
 	ret = register_ftrace_function(ops);
@@ -379,6 +399,7 @@ static int kph_ftrace_bug_set(const char *val, const struct kernel_param *kp)
 	 * what the update found there.
 	 */
 	kph_bug_pending = kph_site_ours(f1);
+	mutex_unlock(kmutex);
 	poke((void *)f2, &spare0, 1);
 	unregister_kprobe(&probe);
 	kph_bug_byte0 = kph_byte0(f1);
