@@ -58,9 +58,15 @@ module_param_named(cross_cpu, kps_cross_cpu, bool, 0444);
 MODULE_PARM_DESC(cross_cpu,
 		 "run the case where other CPUs run code while it is patched (not under multi-threaded TCG)");
 
-/* How long the test thread keeps changing probes, in guest time. */
+/*
+ * How long the test thread keeps changing probes, in guest time; on a slow
+ * machine it goes on until KPS_MIN_CYCLES have run (kps_go_on()).
+ */
 #define KPS_THREADS_MS		2500
 #define KPS_IRQ_MS		1500
+/* Every kind of cycle twice (kps_cycle(), kps_rcycle()). */
+#define KPS_MIN_CYCLES		8U
+#define KPS_OVERTIME_MS		60000
 /* After the last unregistration, every caller makes this many more calls. */
 #define KPS_TAIL_CALLS		100
 #define KPS_TAIL_MS		3000
@@ -651,6 +657,22 @@ static long kps_total_hits(struct kps_ctx *ctx)
 }
 
 /*
+ * Whether a case's loop runs another cycle: until @end, then on until
+ * KPS_MIN_CYCLES have run, but no longer than KPS_OVERTIME_MS past @end
+ * (the case then fails its count of cycles).  The time alone would let a
+ * slow machine, or a test thread that the callers starve, check little.
+ */
+static bool kps_go_on(struct kps_ctx *ctx, unsigned long end)
+{
+	if (ctx->broken)
+		return false;
+	if (time_before(jiffies, end))
+		return true;
+	return ctx->cycles < KPS_MIN_CYCLES &&
+	       time_before(jiffies, end + msecs_to_jiffies(KPS_OVERTIME_MS));
+}
+
+/*
  * Run probe cycles for @ms with resident probes, then unregister all and
  * check.  With @all_sites there is a resident on every target, registered
  * before the callers start and unregistered after they stop: no probe
@@ -685,8 +707,7 @@ static void kps_run(struct kps_ctx *ctx, unsigned int ms, bool all_sites,
 	}
 
 	end = jiffies + msecs_to_jiffies(ms);
-	while (time_before(jiffies, end) && !ctx->broken &&
-	       ctx->next_id + KPS_ARRAY <= KPS_MAX_IDS) {
+	while (kps_go_on(ctx, end) && ctx->next_id + KPS_ARRAY <= KPS_MAX_IDS) {
 		kps_cycle(ctx, ctx->cycles);
 		kps_call_all(&ctx->self);
 		cond_resched();
@@ -718,7 +739,7 @@ static void kps_run(struct kps_ctx *ctx, unsigned int ms, bool all_sites,
 	KUNIT_EXPECT_GT_MSG(test, ctx->snap[bp_id], 0,
 			    "resident probe at %pS never fired",
 			    kps_target(KPS_T_XOR));
-	KUNIT_EXPECT_GT(test, ctx->cycles, 4U);
+	KUNIT_EXPECT_GE(test, ctx->cycles, KPS_MIN_CYCLES);
 }
 
 /* ---------------------------------------------------------------------
@@ -850,8 +871,7 @@ static void kps_kretprobes(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kps_start_workers(ctx), 0);
 
 	end = jiffies + msecs_to_jiffies(KPS_IRQ_MS);
-	while (time_before(jiffies, end) && !ctx->broken &&
-	       ctx->next_id + KPS_RARRAY <= KPS_MAX_IDS) {
+	while (kps_go_on(ctx, end) && ctx->next_id + KPS_RARRAY <= KPS_MAX_IDS) {
 		kps_rcycle(ctx, ctx->cycles);
 		kps_call_all(&ctx->self);
 		cond_resched();
@@ -873,7 +893,7 @@ static void kps_kretprobes(struct kunit *test)
 	kps_expect_silent(ctx);
 	KUNIT_EXPECT_GT(test, kps_total_hits(ctx), 0L);
 	KUNIT_EXPECT_GT(test, atomic_read(&kps_timer_rhits), 0);
-	KUNIT_EXPECT_GT(test, ctx->cycles, 4U);
+	KUNIT_EXPECT_GE(test, ctx->cycles, KPS_MIN_CYCLES);
 }
 #else
 static void kps_kretprobes(struct kunit *test)
