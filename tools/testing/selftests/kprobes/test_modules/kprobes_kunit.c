@@ -1238,10 +1238,15 @@ static void kpk_ftrace_handoff_nomem(struct kunit *test)
 	kunit_info(test, "hand-offs failed: %d", atomic_read(&kpk_nomem_failed));
 	KUNIT_EXPECT_GT(test, atomic_read(&kpk_nomem_failed), 0);
 
-	/* The next one succeeds: ftrace's call replaces ours. */
+	/*
+	 * The next one succeeds: ftrace's call replaces ours.  Its write goes
+	 * through an int3 on the first byte, seen for as long as the write's
+	 * cross-CPU syncs take: wait for the call itself.
+	 */
 	WRITE_ONCE(kpk_nomem_any_task, false);
 	end = jiffies + 5 * HZ;
-	while (kpt_site_ours(text) && time_before(jiffies, end))
+	while ((kpt_site_ours(text) || READ_ONCE(text[0]) != CALL_INSN_OPCODE) &&
+	       time_before(jiffies, end))
 		msleep(100);
 	KUNIT_EXPECT_EQ(test, text[0], CALL_INSN_OPCODE);
 	KUNIT_EXPECT_FALSE(test, kpt_site_ours(text));
